@@ -1,0 +1,50 @@
+// z = a·x² + b·y + c, the vector function of the first lab, two ways.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace portalab::kernels {
+
+template <class Exec>
+using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+
+// One pass, as a compiled loop or a GPU ufunc does it: reads x and y, writes
+// z; 3·sizeof(T) bytes and 5 FLOPs per element.
+template <class Exec, class T, class X, class Y, class Z>
+void vector_poly_fused(const Exec& exec, T a, T b, T c, const X& x, const Y& y,
+                       const Z& z) {
+  Kokkos::parallel_for(
+      "portalab::vector_poly_fused", Range<Exec>(exec, 0, z.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) { z(i) = a * x(i) * x(i) + b * y(i) + c; });
+}
+
+// Operation by operation into temporaries, as NumPy evaluates a*x**2 + b*y + c
+// (reusing its temporaries in place): five kernels, 11·sizeof(T) bytes and
+// 5 FLOPs per element.
+template <class Exec, class T, class X, class Y, class Tmp, class Z>
+void vector_poly_unfused(const Exec& exec, T a, T b, T c, const X& x, const Y& y,
+                         const Tmp& t1, const Tmp& t2, const Z& z) {
+  const Range<Exec> all(exec, 0, z.extent(0));
+  Kokkos::parallel_for("portalab::vector_poly_square", all,
+                       KOKKOS_LAMBDA(std::int64_t i) { t1(i) = x(i) * x(i); });
+  Kokkos::parallel_for("portalab::vector_poly_scale_a", all,
+                       KOKKOS_LAMBDA(std::int64_t i) { t1(i) = a * t1(i); });
+  Kokkos::parallel_for("portalab::vector_poly_scale_b", all,
+                       KOKKOS_LAMBDA(std::int64_t i) { t2(i) = b * y(i); });
+  Kokkos::parallel_for("portalab::vector_poly_add", all,
+                       KOKKOS_LAMBDA(std::int64_t i) { t1(i) = t1(i) + t2(i); });
+  Kokkos::parallel_for("portalab::vector_poly_add_c", all,
+                       KOKKOS_LAMBDA(std::int64_t i) { z(i) = t1(i) + c; });
+}
+
+// z = x: the copy every streaming kernel is compared with; 2·sizeof(T) bytes
+// per element.
+template <class Exec, class X, class Z>
+void stream_copy(const Exec& exec, const X& x, const Z& z) {
+  Kokkos::parallel_for("portalab::stream_copy", Range<Exec>(exec, 0, z.extent(0)),
+                       KOKKOS_LAMBDA(std::int64_t i) { z(i) = x(i); });
+}
+
+}  // namespace portalab::kernels

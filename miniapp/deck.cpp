@@ -1,0 +1,313 @@
+#include "deck.hpp"
+
+#include "experiment.hpp"
+#include "spaces.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace portalab {
+
+const std::vector<std::string>& experiment_keys() {
+  static const std::vector<std::string> keys{"sizes",  "dtypes", "variants", "spaces",
+                                             "copies", "reps",   "warmups"};
+  return keys;
+}
+const std::vector<std::string>& global_keys() {
+  static const std::vector<std::string> keys{"dtypes", "spaces", "copies", "reps", "warmups"};
+  return keys;
+}
+
+std::string content_hash(std::string_view bytes) {
+  std::uint64_t h = label_seed(bytes);
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+namespace {
+
+// Sizes above this cannot be allocated on any machine: their bytes would not
+// fit in 64 bits for the widest experiment.
+constexpr double max_size = 0x1p48;
+
+std::string where(const toml::source_region& src) {
+  const std::string path = src.path ? *src.path : std::string("<deck>");
+  if (path.rfind("--set", 0) == 0) return "'" + path + "'";  // a command-line override
+  return fmt::format("{}:{}:{}", path, src.begin.line, src.begin.column);
+}
+
+[[noreturn]] void fail(const toml::source_region& src, std::string_view what) {
+  throw InputError(fmt::format("{}: {}", where(src), what));
+}
+[[noreturn]] void fail(const toml::node& node, std::string_view what) { fail(node.source(), what); }
+
+std::string type_of(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "a list";
+    case toml::node_type::table: return "a table";
+    default: return "a date or time";
+  }
+}
+
+// A string or a list of strings, each one of `allowed` (compared by `match`).
+template <class Match>
+std::vector<std::string> strings(const toml::node& node, std::string_view context,
+                                 const std::vector<std::string>& allowed, Match match) {
+  std::vector<const toml::node*> items;
+  if (const auto* arr = node.as_array()) {
+    if (arr->empty()) fail(node, fmt::format("{} must not be an empty list", context));
+    for (const auto& item : *arr) items.push_back(&item);
+  } else {
+    items.push_back(&node);
+  }
+  std::vector<std::string> out;
+  for (const auto* item : items) {
+    const auto s = item->value<std::string>();
+    if (!s)
+      fail(*item, fmt::format("{} expects a string or a list of strings, one of [{}]; got {}",
+                              context, fmt::join(allowed, ", "), type_of(*item)));
+    const std::string found = match(*s);
+    if (found.empty())
+      fail(*item, fmt::format("{}: '{}' is not one of [{}]", context, *s, fmt::join(allowed, ", ")));
+    if (std::find(out.begin(), out.end(), found) != out.end())
+      fail(*item, fmt::format("{}: '{}' is listed twice", context, *s));
+    out.push_back(found);
+  }
+  return out;
+}
+
+std::vector<std::string> strings(const toml::node& node, std::string_view context,
+                                 const std::vector<std::string>& allowed) {
+  return strings(node, context, allowed, [&](const std::string& s) {
+    return std::find(allowed.begin(), allowed.end(), s) != allowed.end() ? s : std::string();
+  });
+}
+
+std::int64_t integer(const toml::node& node, std::string_view context, std::int64_t min) {
+  const auto v = node.value_exact<std::int64_t>();
+  if (!v) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, type_of(node)));
+  if (*v < min) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, *v));
+  return *v;
+}
+
+// A size: a positive integer, or a float with an integral value (1e8).
+std::size_t size_value(const toml::node& node, std::string_view context) {
+  double v = 0;
+  if (auto i = node.value_exact<std::int64_t>())
+    v = static_cast<double>(*i);
+  else if (auto f = node.value_exact<double>())
+    v = *f;
+  else
+    fail(node, fmt::format("{} expects positive integers (5000000, 5_000_000 or 5e6); got {}",
+                           context, type_of(node)));
+  if (!(v >= 1.0)) fail(node, fmt::format("{} expects positive integers; got {}", context, v));
+  if (v != std::floor(v)) fail(node, fmt::format("{} expects whole numbers; got {}", context, v));
+  if (v > max_size)
+    fail(node, fmt::format("{}: {} elements cannot be allocated on any machine (limit 2^48)",
+                           context, v));
+  return static_cast<std::size_t>(v);
+}
+
+// sizes = 1000 | [1000, 1e6] | { from = 1e3, to = 1e9, factor = 10 }
+std::vector<std::size_t> sizes(const toml::node& node, std::string_view context) {
+  std::vector<std::size_t> out;
+  if (const auto* range = node.as_table()) {
+    for (auto&& [k, v] : *range)
+      if (k.str() != "from" && k.str() != "to" && k.str() != "factor")
+        fail(k.source(), fmt::format("{}: unknown key '{}' in a range; expected from, to, factor", context,
+                            k.str()));
+    for (const char* key : {"from", "to", "factor"})
+      if (!range->contains(key))
+        fail(node, fmt::format("{}: a range needs from, to and factor; '{}' is missing", context,
+                               key));
+    const std::size_t from = size_value(*range->get("from"), context);
+    const std::size_t to = size_value(*range->get("to"), context);
+    const std::size_t factor = size_value(*range->get("factor"), context);
+    if (factor < 2) fail(*range->get("factor"), fmt::format("{}: factor must be >= 2", context));
+    if (to < from) fail(*range->get("to"), fmt::format("{}: 'to' is below 'from'", context));
+    for (std::size_t n = from; n <= to; n *= factor) {
+      out.push_back(n);
+      if (n > to / factor) break;
+    }
+  } else if (const auto* arr = node.as_array()) {
+    if (arr->empty()) fail(node, fmt::format("{} must not be an empty list", context));
+    for (const auto& item : *arr) out.push_back(size_value(item, context));
+  } else {
+    out.push_back(size_value(node, context));
+  }
+  return out;
+}
+
+std::vector<CopyMode> copies(const toml::node& node, std::string_view context) {
+  std::vector<std::string> names;
+  for (auto m : {CopyMode::pageable, CopyMode::pinned, CopyMode::none})
+    names.emplace_back(to_string(m));
+  std::vector<CopyMode> out;
+  for (const auto& s : strings(node, context, names)) out.push_back(*parse_copy_mode(s));
+  return out;
+}
+
+// Spaces run in the order compiled: host spaces first, the baseline leading.
+std::vector<std::string> in_compiled_order(const std::vector<std::string>& names) {
+  std::vector<std::string> ordered;
+  for (const auto& c : enabled_space_names())
+    if (std::find(names.begin(), names.end(), c) != names.end()) ordered.push_back(c);
+  return ordered;
+}
+
+std::vector<std::string> spaces(const toml::node& node, std::string_view context) {
+  const auto compiled = enabled_space_names();
+  auto names = strings(node, fmt::format("{} (spaces compiled into this Kokkos)", context),
+                       compiled, [](const std::string& s) { return canonical_space_name(s); });
+  return in_compiled_order(names);
+}
+
+void apply_override(toml::table& root, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("'--set {}': expected experiment.key=value or key=value", text));
+  const std::string path = text.substr(0, eq);
+  const std::string raw = text.substr(eq + 1);
+  const std::string source = "--set " + text;
+
+  toml::table parsed;
+  try {
+    parsed = toml::parse("value = " + raw, source);
+  } catch (const toml::parse_error&) {
+    // A bare word such as float32 is taken as a string.
+    if (raw.find_first_of("[]{}\"'=,") != std::string::npos)
+      throw InputError(fmt::format("'{}': '{}' is not a TOML value", source, raw));
+    parsed = toml::parse("value = \"" + raw + "\"", source);
+  }
+  toml::node& value = *parsed.get("value");
+
+  toml::table* target = &root;
+  std::string key = path;
+  if (const auto dot = path.find('.'); dot != std::string::npos) {
+    const std::string experiment = path.substr(0, dot);
+    key = path.substr(dot + 1);
+    target = root[experiment].as_table();
+    if (!target)
+      throw InputError(fmt::format("'{}': the deck has no [{}] table to override", source,
+                                   experiment));
+  }
+  if (key.empty() || key.find('.') != std::string::npos)
+    throw InputError(fmt::format("'{}': expected experiment.key=value or key=value", source));
+  target->insert_or_assign(key, std::move(value));
+}
+
+void check_keys(const toml::table& table, const std::vector<std::string>& allowed,
+                std::string_view context) {
+  for (auto&& [k, v] : table)
+    if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
+      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]", k.str(), context,
+                          fmt::join(allowed, ", ")));
+}
+
+}  // namespace
+
+Deck parse_deck(std::string_view text, const std::string& path, const DeckOverrides& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(fmt::format("{}: invalid TOML: {}", where(e.source()), e.description()));
+  }
+  for (const auto& o : overrides.set) apply_override(root, o);
+
+  // Globals first, then each experiment table in the deck's order.
+  std::vector<std::pair<std::string, const toml::table*>> tables;
+  std::map<std::string, const toml::node*> globals;
+  for (auto&& [k, v] : root) {
+    const std::string key(k.str());
+    if (const auto* t = v.as_table()) {
+      if (!find_experiment(key)) {
+        std::vector<std::string> known;
+        for (const auto& e : experiments()) known.push_back(e.name);
+        fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]", key,
+                            fmt::join(known, ", ")));
+      }
+      tables.emplace_back(key, t);
+    } else {
+      if (std::find(global_keys().begin(), global_keys().end(), key) == global_keys().end())
+        fail(k.source(), fmt::format("unknown key '{}' at the top of the deck; expected one of [{}] or an "
+                            "[experiment] table",
+                            key, fmt::join(global_keys(), ", ")));
+      globals[key] = &v;
+    }
+  }
+  if (tables.empty())
+    throw InputError(fmt::format("{}: the deck names no experiment; add a table such as "
+                                 "[vector_poly]",
+                                 path));
+  std::stable_sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
+    const auto& sa = a.second->source().begin;
+    const auto& sb = b.second->source().begin;
+    return sa.line != sb.line ? sa.line < sb.line : sa.column < sb.column;
+  });
+
+  Deck deck;
+  deck.path = path;
+  deck.hash = content_hash(text);
+  for (const auto& [name, table] : tables) {
+    const ExperimentInfo& info = *find_experiment(name);
+    check_keys(*table, experiment_keys(), "[" + name + "]");
+    // A key of the table, else the global one, else nullptr.
+    auto lookup = [&](const char* key) -> const toml::node* {
+      if (const auto* n = table->get(key)) return n;
+      const auto g = globals.find(key);
+      return g == globals.end() ? nullptr : g->second;
+    };
+    const std::string ctx = "[" + name + "]";
+    ExperimentPlan plan;
+    plan.experiment = name;
+    plan.sizes = lookup("sizes") ? sizes(*lookup("sizes"), ctx + " sizes") : info.default_sizes;
+    plan.dtypes = lookup("dtypes") ? strings(*lookup("dtypes"), ctx + " dtypes", info.dtypes)
+                                   : info.default_dtypes;
+    plan.variants = lookup("variants")
+                        ? strings(*lookup("variants"), ctx + " variants", info.variants)
+                        : info.variants;
+    plan.spaces = lookup("spaces") ? spaces(*lookup("spaces"), ctx + " spaces")
+                                   : enabled_space_names();
+    plan.copies = lookup("copies") ? copies(*lookup("copies"), ctx + " copies")
+                                   : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
+                                                           CopyMode::none};
+    if (const auto* n = lookup("reps")) plan.reps = static_cast<int>(integer(*n, ctx + " reps", 1));
+    if (const auto* n = lookup("warmups"))
+      plan.warmups = static_cast<int>(integer(*n, ctx + " warmups", 0));
+    deck.plans.push_back(std::move(plan));
+  }
+  if (overrides.spaces) {
+    std::vector<std::string> chosen;
+    for (const auto& s : *overrides.spaces) {
+      const std::string c = canonical_space_name(s);
+      if (c.empty())
+        throw InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
+                                     "available: [{}]",
+                                     s, fmt::join(enabled_space_names(), ", ")));
+      chosen.push_back(c);
+    }
+    for (auto& plan : deck.plans) plan.spaces = in_compiled_order(chosen);
+  }
+  return deck;
+}
+
+Deck load_deck(const std::string& path, const DeckOverrides& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open the deck", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_deck(buffer.str(), path, overrides);
+}
+
+}  // namespace portalab

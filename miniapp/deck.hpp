@@ -1,0 +1,62 @@
+// Input decks: TOML files that say which experiments run, at which sizes,
+// types, variants, spaces and copy modes, and how many repetitions.
+//
+//   reps = 10                 # global defaults: dtypes spaces reps warmups copies
+//   [vector_poly]             # one table per experiment
+//   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
+//   dtypes = ["float64", "float32"]
+//
+// Everything is validated before anything runs; an error names the file,
+// line and column and what was expected.
+#pragma once
+
+#include "copy_mode.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace portalab {
+
+// Bad input. The message starts with "file:line:column: " where known.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ExperimentPlan {
+  std::string experiment;
+  std::vector<std::size_t> sizes;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> variants;
+  std::vector<std::string> spaces;  // Kokkos' spelling, in the order compiled
+  std::vector<CopyMode> copies;
+  int reps = 10;
+  int warmups = 2;
+};
+
+struct Deck {
+  std::string path;
+  std::string hash;  // "fnv1a64:" and 16 hex digits of the file's bytes
+  std::vector<ExperimentPlan> plans;  // in the order the deck lists them
+};
+
+struct DeckOverrides {
+  std::vector<std::string> set;                    // "experiment.key=value" or "key=value"
+  std::optional<std::vector<std::string>> spaces;  // --spaces: replaces every plan's
+};
+
+// The keys an experiment table accepts, and those accepted at the top level.
+const std::vector<std::string>& experiment_keys();
+const std::vector<std::string>& global_keys();
+
+Deck load_deck(const std::string& path, const DeckOverrides& overrides = {});
+Deck parse_deck(std::string_view text, const std::string& path,
+                const DeckOverrides& overrides = {});
+
+std::string content_hash(std::string_view bytes);
+
+}  // namespace portalab

@@ -1,0 +1,20 @@
+// Names of the element types an experiment can run in, as the decks spell them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace portalab {
+
+template <class T>
+constexpr std::string_view dtype_name();
+template <>
+constexpr std::string_view dtype_name<float>() { return "float32"; }
+template <>
+constexpr std::string_view dtype_name<double>() { return "float64"; }
+template <>
+constexpr std::string_view dtype_name<std::int32_t>() { return "int32"; }
+template <>
+constexpr std::string_view dtype_name<std::int64_t>() { return "int64"; }
+
+}  // namespace portalab

@@ -1,0 +1,127 @@
+// What an experiment is, and how it registers itself.
+//
+// An experiment is a class template Exp<Space, Scalar> in one file of
+// miniapp/experiments/. Its constructor allocates its arrays (Mirrored, so
+// the framework can copy and fill them), `run` launches the timed work on the
+// case's execution-space instance without fencing, `verify` checks the host
+// mirrors against an independent reference, and `work` declares the bytes
+// and FLOPs of one repetition. One call of register_experiment, at static
+// initialisation in that file, makes it known to `portalab run`: no list,
+// enum or switch elsewhere. Nothing touches Kokkos until a case is made.
+#pragma once
+
+#include "check.hpp"
+#include "copy_mode.hpp"
+#include "dtype.hpp"
+#include "mirrored.hpp"
+#include "spaces.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace portalab {
+
+// Traffic and arithmetic of one repetition; rates come from these alone.
+struct Work {
+  double bytes = 0.0;  // minimal bytes read and written by the kernel phase
+  double flops = 0.0;
+};
+
+// One experiment at one size, element type, space and copy mode, with its
+// arrays allocated and inputs filled. The runner times these calls and ends
+// each timed phase with fence(), a fence on this case's instance.
+class Case {
+ public:
+  virtual ~Case() = default;
+  virtual void h2d() = 0;
+  virtual void run(std::string_view variant) = 0;
+  virtual void d2h() = 0;
+  virtual void fence() = 0;
+  virtual void poison_outputs() = 0;
+  virtual Check verify(std::string_view variant) const = 0;
+  // True when host mirrors are the device Views (host spaces): copies are no-ops.
+  virtual bool copies_alias() const = 0;
+};
+
+struct ExperimentInfo {
+  std::string name;
+  std::string summary;
+  std::vector<std::string> variants;       // the first is the default to compare
+  std::vector<std::size_t> default_sizes;  // when a deck gives none
+  std::vector<std::string> default_dtypes;
+  // Filled in by register_experiment from the template's instantiations:
+  std::vector<std::string> dtypes;
+  // Bytes the case allocates in the space's memory (also the host mirrors').
+  std::function<std::size_t(std::string_view dtype, std::size_t n)> footprint;
+  std::function<Work(std::string_view dtype, std::size_t n, std::string_view variant)> work;
+  std::function<std::unique_ptr<Case>(std::string_view space, std::string_view dtype,
+                                      std::size_t n, CopyMode mode)>
+      make;
+};
+
+const std::vector<ExperimentInfo>& experiments();
+const ExperimentInfo* find_experiment(std::string_view name);
+
+namespace detail {
+
+bool add_experiment(ExperimentInfo info);
+
+template <class Exp, class Space>
+class CaseImpl final : public Case {
+ public:
+  CaseImpl(std::size_t n, CopyMode mode) : m_ctx(Space(), mode), m_exp(m_ctx, n) {
+    m_ctx.fill_inputs();
+  }
+  void h2d() override { m_ctx.h2d(); }
+  void run(std::string_view variant) override { m_exp.run(m_ctx.exec(), variant); }
+  void d2h() override { m_ctx.d2h(); }
+  void fence() override { m_ctx.exec().fence("portalab::Case::fence"); }
+  void poison_outputs() override { m_ctx.poison_outputs(); }
+  Check verify(std::string_view variant) const override { return m_exp.verify(variant); }
+  bool copies_alias() const override { return CaseContext<Space>::copies_alias; }
+
+ private:
+  CaseContext<Space> m_ctx;  // first: the experiment's arrays register in it
+  Exp m_exp;
+};
+
+}  // namespace detail
+
+// Registers Exp<Space, Scalar> for every enabled space and each Scalar.
+template <template <class, class> class Exp, class... Scalars>
+bool register_experiment(ExperimentInfo info) {
+  using HostSpace = Kokkos::DefaultHostExecutionSpace;
+  info.dtypes = {std::string(dtype_name<Scalars>())...};
+  info.footprint = [](std::string_view dtype, std::size_t n) {
+    std::size_t bytes = 0;
+    ((dtype == dtype_name<Scalars>() ? (bytes = Exp<HostSpace, Scalars>::footprint(n), 0) : 0),
+     ...);
+    return bytes;
+  };
+  info.work = [](std::string_view dtype, std::size_t n, std::string_view variant) {
+    Work w;
+    ((dtype == dtype_name<Scalars>() ? (w = Exp<HostSpace, Scalars>::work(n, variant), 0) : 0),
+     ...);
+    return w;
+  };
+  info.make = [](std::string_view space, std::string_view dtype, std::size_t n,
+                 CopyMode mode) {
+    std::unique_ptr<Case> made;
+    for_each_space([&](auto tag) {
+      using Space = typename decltype(tag)::type;
+      if (space != Space::name()) return;
+      ((dtype == dtype_name<Scalars>()
+            ? (made = std::make_unique<detail::CaseImpl<Exp<Space, Scalars>, Space>>(n, mode), 0)
+            : 0),
+       ...);
+    });
+    return made;
+  };
+  return detail::add_experiment(std::move(info));
+}
+
+}  // namespace portalab

@@ -1,0 +1,201 @@
+// Arrays of one experiment case: a View in the execution space's memory and
+// its host mirror, created and copied the way the case's CopyMode says.
+#pragma once
+
+#include "copy_mode.hpp"
+#include "spaces.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace portalab {
+
+// Deterministic uniform numbers in [0, 1) from (seed, index): the same inputs
+// in every space and every run, whichever space creates them.
+KOKKOS_INLINE_FUNCTION double hash_uniform(std::uint64_t seed,
+                                           std::uint64_t i) {
+  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+constexpr std::uint64_t label_seed(std::string_view label) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char c : label) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+// An input, filled with uniform values in [lo, hi) (integers: floor of them).
+struct In {
+  double lo = 0.0;
+  double hi = 1.0;
+};
+// An output, poisoned before each variant so an unwritten element fails.
+struct Out {};
+
+// What the framework does with every array of a case, whatever its type.
+class MirroredBase {
+ public:
+  virtual ~MirroredBase() = default;
+  virtual void h2d() = 0;  // asynchronous on the case's instance
+  virtual void d2h() = 0;
+  virtual void fill() = 0;    // inputs: values where the CopyMode creates them
+  virtual void poison() = 0;  // outputs: NaN (or lowest integer) everywhere
+  virtual std::size_t bytes() const = 0;
+};
+
+// The execution-space instance and copy mode of one case, and its arrays.
+template <class Space>
+class CaseContext {
+ public:
+  CaseContext(Space exec, CopyMode mode) : m_exec(std::move(exec)), m_mode(mode) {}
+  CaseContext(const CaseContext&) = delete;
+  CaseContext& operator=(const CaseContext&) = delete;
+
+  const Space& exec() const { return m_exec; }
+  CopyMode mode() const { return m_mode; }
+  // Host spaces: the host mirror is the device View itself.
+  static constexpr bool copies_alias = is_host_space_v<Space>;
+
+  void add_input(MirroredBase* a) { m_inputs.push_back(a); }
+  void add_output(MirroredBase* a) { m_outputs.push_back(a); }
+  void h2d() { for (auto* a : m_inputs) a->h2d(); }
+  void d2h() { for (auto* a : m_outputs) a->d2h(); }
+  void fill_inputs() { for (auto* a : m_inputs) a->fill(); }
+  void poison_outputs() { for (auto* a : m_outputs) a->poison(); }
+
+ private:
+  Space m_exec;
+  CopyMode m_mode;
+  std::vector<MirroredBase*> m_inputs;
+  std::vector<MirroredBase*> m_outputs;
+};
+
+// A View of DataType (double*, float**, ...) in Space's memory and its host
+// mirror. Device type Kokkos::Device<Space, memory> so that Kokkos Kernels'
+// vendor-library paths match it for exactly this execution space.
+template <class DataType, class Space>
+class Mirrored final : public MirroredBase {
+ public:
+  using device_view = Kokkos::View<DataType, typename Space::array_layout,
+                                   Kokkos::Device<Space, typename Space::memory_space>>;
+  using host_view = Kokkos::View<DataType, typename Space::array_layout,
+                                 Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  using value_type = typename device_view::non_const_value_type;
+
+  template <class... Extents>
+  Mirrored(CaseContext<Space>& ctx, const std::string& label, In in, Extents... n)
+      : Mirrored(ctx, label, n...) {
+    m_in = in;
+    ctx.add_input(this);
+  }
+  template <class... Extents>
+  Mirrored(CaseContext<Space>& ctx, const std::string& label, Out, Extents... n)
+      : Mirrored(ctx, label, n...) {
+    ctx.add_output(this);
+  }
+  Mirrored(const Mirrored&) = delete;  // the context holds our address
+  Mirrored& operator=(const Mirrored&) = delete;
+
+  const device_view& device() const { return m_device; }
+  const host_view& host() const { return m_host; }
+  std::size_t size() const { return m_device.size(); }
+
+  void h2d() override {
+    if constexpr (!CaseContext<Space>::copies_alias)
+      Kokkos::deep_copy(m_ctx.exec(), m_device, m_host);
+  }
+  void d2h() override {
+    if constexpr (!CaseContext<Space>::copies_alias)
+      Kokkos::deep_copy(m_ctx.exec(), m_host, m_device);
+  }
+  void fill() override {
+    if (m_ctx.mode() == CopyMode::none) {
+      fill_in(m_ctx.exec(), m_device.data());
+      // Verification reads the host mirror: copy there, outside any timing.
+      d2h();
+    } else {
+      fill_in(Kokkos::DefaultHostExecutionSpace(), m_host.data());
+    }
+    m_ctx.exec().fence("portalab::Mirrored::fill");
+  }
+  void poison() override {
+    Kokkos::deep_copy(m_ctx.exec(), m_device, poison_value());
+    m_ctx.exec().fence("portalab::Mirrored::poison");
+    if constexpr (!CaseContext<Space>::copies_alias) Kokkos::deep_copy(m_host, poison_value());
+  }
+  std::size_t bytes() const override { return size() * sizeof(value_type); }
+
+ private:
+  template <class... Extents>
+  Mirrored(CaseContext<Space>& ctx, const std::string& label, Extents... n)
+      : m_ctx(ctx),
+        m_device(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
+                 static_cast<std::size_t>(n)...),
+        m_seed(label_seed(label)) {
+    using pinned = typename PinnedHostSpace<Space>::type;
+    if constexpr (CaseContext<Space>::copies_alias) {
+      m_host = host_view(m_device.data(), m_device.layout());
+    } else if constexpr (!std::is_void_v<pinned>) {
+      if (ctx.mode() == CopyMode::pinned) {
+        m_pinned = pinned_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_pinned"),
+                               m_device.layout());
+        m_host = host_view(m_pinned.data(), m_device.layout());
+        return;
+      }
+    }
+    if constexpr (!CaseContext<Space>::copies_alias) {
+      m_pageable = pageable_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"),
+                                 m_device.layout());
+      m_host = host_view(m_pageable.data(), m_device.layout());
+    }
+  }
+
+  static value_type poison_value() {
+    if constexpr (std::is_floating_point_v<value_type>)
+      return std::numeric_limits<value_type>::quiet_NaN();
+    else
+      return std::numeric_limits<value_type>::lowest();
+  }
+
+  template <class Exec>
+  void fill_in(const Exec& exec, value_type* data) const {
+    const double lo = m_in.lo, scale = m_in.hi - m_in.lo;
+    const std::uint64_t seed = m_seed;
+    Kokkos::parallel_for(
+        "portalab::fill_uniform",
+        Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+            exec, 0, static_cast<std::int64_t>(size())),
+        KOKKOS_LAMBDA(std::int64_t i) {
+          const double v = lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i));
+          if constexpr (std::is_floating_point_v<value_type>)
+            data[i] = static_cast<value_type>(v);
+          else
+            data[i] = static_cast<value_type>(Kokkos::floor(v));
+        });
+  }
+
+  using pageable_view = Kokkos::View<DataType, typename Space::array_layout, Kokkos::HostSpace>;
+  using pinned_view = std::conditional_t<
+      std::is_void_v<typename PinnedHostSpace<Space>::type>, pageable_view,
+      Kokkos::View<DataType, typename Space::array_layout,
+                   typename PinnedHostSpace<Space>::type>>;
+
+  CaseContext<Space>& m_ctx;
+  device_view m_device;
+  pageable_view m_pageable;  // owns the mirror in pageable mode
+  pinned_view m_pinned;      // owns the mirror in pinned mode
+  host_view m_host;
+  In m_in;
+  std::uint64_t m_seed;
+};
+
+}  // namespace portalab

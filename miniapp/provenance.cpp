@@ -1,0 +1,161 @@
+#include "provenance.hpp"
+
+#include "build_info.hpp"
+#include "deck.hpp"
+#include "spaces.hpp"
+
+#include <KokkosKernels_config.h>
+#include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+extern char** environ;
+
+namespace portalab {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+nlohmann::json environment_with_prefix(std::string_view prefix) {
+  nlohmann::json out = nlohmann::json::object();
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.substr(0, prefix.size()) != prefix) continue;
+    const auto eq = kv.find('=');
+    out[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  return out;
+}
+
+nlohmann::json kernels_tpls() {
+  nlohmann::json tpls = nlohmann::json::array();
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  tpls.push_back("BLAS");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_LAPACK)
+  tpls.push_back("LAPACK");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
+  tpls.push_back("CUBLAS");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_CUSOLVER)
+  tpls.push_back("CUSOLVER");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_CUSPARSE)
+  tpls.push_back("CUSPARSE");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_ROCBLAS)
+  tpls.push_back("ROCBLAS");
+#endif
+#if defined(KOKKOSKERNELS_ENABLE_TPL_MAGMA)
+  tpls.push_back("MAGMA");
+#endif
+  return tpls;
+}
+
+nlohmann::json devices() {
+  nlohmann::json out = nlohmann::json::array();
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    nlohmann::json d{{"space", Space::name()}, {"concurrency", Space().concurrency()}};
+    if constexpr (is_host_space_v<Space>) {
+      d["name"] = cpu_model();
+    }
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+      cudaDeviceProp p{};
+      const int id = Space().cuda_device();
+      if (cudaGetDeviceProperties(&p, id) == cudaSuccess) {
+        d["name"] = p.name;
+        d["device_id"] = id;
+        d["multiprocessors"] = p.multiProcessorCount;
+        d["memory_bytes"] = p.totalGlobalMem;
+        d["compute_capability"] = fmt::format("{}.{}", p.major, p.minor);
+      }
+      int runtime = 0, driver = 0;
+      cudaRuntimeGetVersion(&runtime);
+      cudaDriverGetVersion(&driver);
+      d["cuda_runtime"] = runtime;
+      d["cuda_driver"] = driver;
+    }
+#endif
+    out.push_back(d);
+  });
+  return out;
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+std::string build_commit() { return PORTALAB_GIT_COMMIT; }
+
+nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::string>& command) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  nlohmann::json p{
+      {"portalab", {{"git_commit", PORTALAB_GIT_COMMIT}}},
+      {"started_at", now_iso8601()},
+      {"command", command},
+      {"kokkos",
+       {{"version", fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
+                                KOKKOS_VERSION % 100)},
+        {"spaces", enabled_space_names()},
+        {"default_execution_space", Kokkos::DefaultExecutionSpace::name()}}},
+      {"kokkos_kernels",
+       {{"version", fmt::format("{}.{}.{}", KOKKOSKERNELS_VERSION_MAJOR,
+                                KOKKOSKERNELS_VERSION_MINOR, KOKKOSKERNELS_VERSION_PATCH)},
+        {"tpls", kernels_tpls()}}},
+      {"build",
+       {{"compiler", PORTALAB_CXX_COMPILER},
+        {"compiler_id", PORTALAB_CXX_COMPILER_ID},
+        {"compiler_version", PORTALAB_CXX_COMPILER_VERSION},
+        {"kokkos_compiler", PORTALAB_KOKKOS_CXX_COMPILER},
+        {"build_type", PORTALAB_BUILD_TYPE},
+        {"flags", PORTALAB_CXX_FLAGS}}},
+      {"devices", devices()},
+      {"host",
+       {{"hostname", host},
+        {"cpu_model", cpu_model()},
+        {"hardware_threads", std::thread::hardware_concurrency()},
+        {"host_space_threads", Kokkos::DefaultHostExecutionSpace().concurrency()},
+        {"omp_env", environment_with_prefix("OMP_")},
+        {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
+      {"slurm",
+       {{"job_id", env("SLURM_JOB_ID")},
+        {"array_task_id", env("SLURM_ARRAY_TASK_ID")},
+        {"nodelist", env("SLURM_JOB_NODELIST")},
+        {"partition", env("SLURM_JOB_PARTITION")}}},
+  };
+  if (deck) p["deck"] = {{"path", deck->path}, {"hash", deck->hash}};
+  return p;
+}
+
+}  // namespace portalab

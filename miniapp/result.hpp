@@ -1,0 +1,62 @@
+// One measured entry of a run, its statistics, and the files and tables made
+// from a list of them.
+#pragma once
+
+#include "check.hpp"
+#include "copy_mode.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+// Milliseconds over the timed repetitions.
+struct PhaseStats {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  double stddev = 0.0;  // sample standard deviation
+};
+PhaseStats summarize(std::vector<double> samples_ms);
+
+enum class Status { pass, fail, skipped, error };
+std::string_view to_string(Status s);
+
+struct Result {
+  std::string experiment, variant, space, dtype;
+  std::size_t n = 0;
+  CopyMode copies = CopyMode::pageable;
+  int reps = 0, warmups = 0;
+  Status status = Status::error;
+  PhaseStats h2d, kernel, d2h, total;  // total: of h2d + kernel + d2h per repetition
+  double cold_ms = 0.0;            // the entry's first call, before any warm-up
+  bool first_in_process = false;   // ... and the first of this kernel in the process
+  bool copies_alias = false;       // host space: the mirror is the data, copies are 0
+  double bytes = 0.0, flops = 0.0;  // declared per repetition
+  double gbps = 0.0, gflops = 0.0;  // from the kernel phase's median
+  double speedup = 0.0;             // baseline space's total / this total; 0: none
+  std::string baseline;             // the space speedup is relative to
+  Check check;
+  std::string note;
+};
+
+// Fills speedup and baseline: the first host space that ran the same
+// experiment, variant, type, size and copy mode is the baseline.
+void assign_speedups(std::vector<Result>& results);
+
+nlohmann::json to_json(const Result& r);
+std::vector<std::string> csv_header();
+std::vector<std::string> csv_row(const Result& r);
+
+// Writes results.csv and results.json into dir, each through a temporary
+// file and a rename so a reader never sees a half-written file.
+void write_results(const std::string& dir, const std::vector<Result>& results,
+                   const nlohmann::json& provenance, const nlohmann::json& summary);
+
+// A console table of the results of one experiment, as the labs print them.
+std::string format_table(const std::vector<Result>& results, const std::string& experiment);
+
+}  // namespace portalab

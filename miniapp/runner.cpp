@@ -1,0 +1,215 @@
+#include "runner.hpp"
+
+#include "experiment.hpp"
+#include "memory.hpp"
+#include "spaces.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <new>
+#include <ostream>
+#include <set>
+
+namespace portalab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs f, then fences the case's execution-space instance, and returns the
+// milliseconds the two took: the time the work needed to complete.
+template <class F>
+double timed_ms(Case& c, F&& f) {
+  const auto start = Clock::now();
+  f();
+  c.fence();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool applies(const std::string& space, CopyMode mode) {
+  // Pinned memory speeds copies to a device; a host space has nothing to copy.
+  return !(mode == CopyMode::pinned && is_host_space(space));
+}
+
+std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / 1073741824.0); }
+
+// Phase times of one repetition: h2d, kernel, d2h (copies only when real).
+struct Rep {
+  double h2d = 0, kernel = 0, d2h = 0;
+  double total() const { return h2d + kernel + d2h; }
+};
+
+Rep repetition(Case& c, std::string_view variant, bool copies) {
+  Rep t;
+  if (copies) t.h2d = timed_ms(c, [&] { c.h2d(); });
+  t.kernel = timed_ms(c, [&] { c.run(variant); });
+  if (copies) t.d2h = timed_ms(c, [&] { c.d2h(); });
+  return t;
+}
+
+// Warm-up, cold call and repetitions of one variant, then its check.
+void measure(Case& c, Result& r, CopyMode mode) {
+  static std::set<std::string> seen;  // kernels already called in this process
+  r.first_in_process =
+      seen.insert(fmt::format("{}/{}/{}/{}", r.experiment, r.variant, r.space, r.dtype)).second;
+  r.copies_alias = c.copies_alias();
+  const bool copies = mode != CopyMode::none && !c.copies_alias();
+
+  c.poison_outputs();
+  r.cold_ms = repetition(c, r.variant, copies).total();
+  for (int i = 0; i < r.warmups; ++i) repetition(c, r.variant, copies);
+  std::vector<double> h2d, kernel, d2h, total;
+  for (int i = 0; i < r.reps; ++i) {
+    const Rep t = repetition(c, r.variant, copies);
+    h2d.push_back(t.h2d);
+    kernel.push_back(t.kernel);
+    d2h.push_back(t.d2h);
+    total.push_back(t.total());
+  }
+  r.h2d = summarize(h2d);
+  r.kernel = summarize(kernel);
+  r.d2h = summarize(d2h);
+  r.total = summarize(total);
+  if (!copies) {  // bring the outputs to the host mirror for the check, untimed
+    c.d2h();
+    c.fence();
+  }
+  if (r.kernel.median > 0) {
+    r.gbps = r.bytes / (r.kernel.median * 1e6);
+    r.gflops = r.flops / (r.kernel.median * 1e6);
+  }
+  r.check = c.verify(r.variant);
+  r.status = r.check.pass ? Status::pass : Status::fail;
+  if (mode == CopyMode::none)
+    r.note = "inputs created in the space: kernel alone";
+  else if (c.copies_alias())
+    r.note = "host space: the mirror is the data, nothing to copy";
+}
+
+}  // namespace
+
+std::size_t count_entries(const Deck& deck) {
+  std::size_t n = 0;
+  for (const auto& p : deck.plans)
+    for (const auto& space : p.spaces)
+      for (auto mode : p.copies)
+        if (applies(space, mode)) n += p.sizes.size() * p.dtypes.size() * p.variants.size();
+  return n;
+}
+
+nlohmann::json RunSummary::to_json() const {
+  nlohmann::json failures = nlohmann::json::array();
+  for (const auto& r : results)
+    if (r.status == Status::fail || r.status == Status::error)
+      failures.push_back({{"experiment", r.experiment}, {"variant", r.variant},
+                          {"space", r.space}, {"dtype", r.dtype}, {"n", r.n},
+                          {"copies", std::string(portalab::to_string(r.copies))},
+                          {"check", std::string(portalab::to_string(r.status))},
+                          {"detail", r.note.empty() ? r.check.detail : r.note}});
+  return {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
+          {"skipped", skipped}, {"failures", failures}};
+}
+
+RunSummary run_deck(const Deck& deck, const RunOptions& options,
+                    const nlohmann::json& provenance) {
+  RunSummary summary;
+  const std::size_t entries = count_entries(deck);
+  auto record = [&](Result r) {
+    summary.failed += r.status == Status::fail;
+    summary.errors += r.status == Status::error;
+    summary.skipped += r.status == Status::skipped;
+    if (options.progress) {
+      const std::string what =
+          fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant, r.space, r.dtype,
+                      r.n, to_string(r.copies));
+      if (r.status == Status::pass || r.status == Status::fail)
+        fmt::print(*options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}\n",
+                   summary.results.size() + 1, entries, what, r.total.median, r.kernel.median,
+                   to_string(r.status));
+      else
+        fmt::print(*options.progress, "[{}/{}] {}: {}: {}\n", summary.results.size() + 1,
+                   entries, what, to_string(r.status), r.note);
+    }
+    summary.results.push_back(std::move(r));
+    // Written after every entry: a job killed later keeps what it measured.
+    if (options.out_dir) {
+      auto rows = summary.results;
+      assign_speedups(rows);
+      write_results(*options.out_dir, rows, provenance, summary.to_json());
+    }
+  };
+
+  for (const auto& plan : deck.plans) {
+    const ExperimentInfo& info = *find_experiment(plan.experiment);
+    for (std::size_t n : plan.sizes)
+      for (const auto& dtype : plan.dtypes)
+        for (const auto& space : plan.spaces)
+          for (CopyMode mode : plan.copies) {
+            if (!applies(space, mode)) continue;
+            auto entry = [&](const std::string& variant) {
+              Result r;
+              r.experiment = plan.experiment;
+              r.variant = variant;
+              r.space = space;
+              r.dtype = dtype;
+              r.n = n;
+              r.copies = mode;
+              r.reps = plan.reps;
+              r.warmups = plan.warmups;
+              const Work w = info.work(dtype, n, variant);
+              r.bytes = w.bytes;
+              r.flops = w.flops;
+              return r;
+            };
+            auto all_variants = [&](Status status, const std::string& note) {
+              for (const auto& v : plan.variants) {
+                Result r = entry(v);
+                r.status = status;
+                r.note = note;
+                record(std::move(r));
+              }
+            };
+
+            const std::size_t need = info.footprint(dtype, n);
+            const std::size_t free_space = space_free_bytes(space);
+            const std::size_t free_host = host_available_bytes();
+            if (need > free_space || (!is_host_space(space) && need > free_host)) {
+              all_variants(Status::skipped,
+                           fmt::format("needs {} ({} bytes); free: {} in {} memory, {} on the host",
+                                       gib(need), need, gib(free_space), space, gib(free_host)));
+              continue;
+            }
+            std::unique_ptr<Case> c;
+            try {
+              c = info.make(space, dtype, n, mode);
+            } catch (const std::bad_alloc& e) {
+              all_variants(Status::skipped, fmt::format("allocation of {} failed: {}", gib(need),
+                                                        e.what()));
+              continue;
+            } catch (const std::exception& e) {
+              all_variants(Status::error, fmt::format("setup failed: {}", e.what()));
+              continue;
+            }
+            for (const auto& variant : plan.variants) {
+              Result r = entry(variant);
+              try {
+                measure(*c, r, mode);
+              } catch (const std::exception& e) {
+                r.status = Status::error;
+                r.note = e.what();
+              }
+              record(std::move(r));
+            }
+          }
+    if (options.tables) {
+      auto rows = summary.results;
+      assign_speedups(rows);
+      *options.tables << format_table(rows, plan.experiment) << std::flush;
+    }
+  }
+  assign_speedups(summary.results);
+  return summary;
+}
+
+}  // namespace portalab

@@ -1,0 +1,37 @@
+// Runs a validated deck: every experiment × size × type × space × copy mode ×
+// variant, timed phase by phase, verified, written after each entry.
+#pragma once
+
+#include "deck.hpp"
+#include "result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+struct RunOptions {
+  std::optional<std::string> out_dir;  // results.csv and results.json go here
+  std::ostream* tables = nullptr;      // console tables, one per experiment
+  std::ostream* progress = nullptr;    // "[i/N] ..." lines
+};
+
+struct RunSummary {
+  std::vector<Result> results;
+  int failed = 0;   // checks that did not pass
+  int errors = 0;   // entries that raised an error
+  int skipped = 0;  // entries that could not fit in memory
+  nlohmann::json to_json() const;
+};
+
+// Number of entries (result rows) the deck will produce.
+std::size_t count_entries(const Deck& deck);
+
+RunSummary run_deck(const Deck& deck, const RunOptions& options,
+                    const nlohmann::json& provenance);
+
+}  // namespace portalab

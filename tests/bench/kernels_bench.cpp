@@ -1,0 +1,88 @@
+// Google Benchmark microbenchmarks of the kernels in every enabled space.
+// Manual time: each iteration ends with a fence on the instance that ran it;
+// bytes_per_second comes from each kernel's declared traffic.
+//   build/host/tests/portalab_bench --benchmark_filter=OpenMP
+#include "kernels/vector_poly.hpp"
+#include "spaces.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+template <class Space, class F>
+void fenced(benchmark::State& state, const Space& exec, double bytes_per_iteration, F&& kernel) {
+  kernel();  // first call outside the timing: module loading, first touch
+  exec.fence();
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    kernel();
+    exec.fence("portalab_bench");
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_iteration * state.iterations()));
+}
+
+template <class Space, class T>
+void register_for() {
+  using View = Kokkos::View<T*, typename Space::memory_space>;
+  const std::string suffix = std::string("/") + Space::name() + "/" +
+                             (sizeof(T) == 8 ? "float64" : "float32");
+  auto arrays = [](std::int64_t n) {
+    View x("x", n), y("y", n), z("z", n), t1("t1", n), t2("t2", n);
+    Kokkos::deep_copy(x, T(0.5));
+    Kokkos::deep_copy(y, T(0.25));
+    return std::array<View, 5>{x, y, z, t1, t2};
+  };
+  benchmark::RegisterBenchmark(("vector_poly_fused" + suffix).c_str(),
+                               [=](benchmark::State& s) {
+                                 auto [x, y, z, t1, t2] = arrays(s.range(0));
+                                 Space exec;
+                                 fenced(s, exec, 3.0 * sizeof(T) * s.range(0), [&] {
+                                   portalab::kernels::vector_poly_fused(exec, T(3.5), T(2.8),
+                                                                        T(10), x, y, z);
+                                 });
+                               })
+      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("vector_poly_unfused" + suffix).c_str(),
+                               [=](benchmark::State& s) {
+                                 auto [x, y, z, t1, t2] = arrays(s.range(0));
+                                 Space exec;
+                                 fenced(s, exec, 11.0 * sizeof(T) * s.range(0), [&] {
+                                   portalab::kernels::vector_poly_unfused(
+                                       exec, T(3.5), T(2.8), T(10), x, y, t1, t2, z);
+                                 });
+                               })
+      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("stream_copy" + suffix).c_str(),
+                               [=](benchmark::State& s) {
+                                 auto [x, y, z, t1, t2] = arrays(s.range(0));
+                                 Space exec;
+                                 fenced(s, exec, 2.0 * sizeof(T) * s.range(0), [&] {
+                                   portalab::kernels::stream_copy(exec, x, z);
+                                 });
+                               })
+      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  portalab::for_each_space([](auto tag) {
+    using Space = typename decltype(tag)::type;
+    register_for<Space, double>();
+    register_for<Space, float>();
+  });
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

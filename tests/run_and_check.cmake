@@ -1,0 +1,27 @@
+# Runs `portalab run DECK --out OUT ARGS`, checks its exit code, an expected
+# text in stderr, and, on success, that both result files exist and hold rows.
+file(REMOVE_RECURSE "${OUT}")
+execute_process(
+  COMMAND "${PORTALAB}" run "${DECK}" --out "${OUT}" ${ARGS}
+  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+message("${err}")
+if(NOT code EQUAL EXPECT_EXIT)
+  message(FATAL_ERROR "exit code ${code}, expected ${EXPECT_EXIT}")
+endif()
+if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+  message(FATAL_ERROR "stderr does not mention '${EXPECT_STDERR}'")
+endif()
+if(EXPECT_EXIT EQUAL 0)
+  foreach(f results.csv results.json)
+    if(NOT EXISTS "${OUT}/${f}")
+      message(FATAL_ERROR "${OUT}/${f} was not written")
+    endif()
+  endforeach()
+  file(READ "${OUT}/results.json" json)
+  string(JSON rows LENGTH "${json}" results)
+  string(JSON failed GET "${json}" summary failed)
+  if(rows LESS 1 OR NOT failed EQUAL 0)
+    message(FATAL_ERROR "results.json has ${rows} rows and ${failed} failures")
+  endif()
+endif()

@@ -1,0 +1,168 @@
+// Deck parsing: defaults, overrides, and every kind of bad input naming the
+// file, line and column and what was expected.
+#include "deck.hpp"
+#include "spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using portalab::CopyMode;
+using portalab::InputError;
+using portalab::parse_deck;
+
+namespace {
+
+TEST(Deck, GlobalDefaultsApplyAndTablesOverrideThem) {
+  const auto deck = parse_deck(R"(
+reps = 3
+warmups = 0
+copies = "none"
+[vector_poly]
+sizes = [10, 1e3, 2_000]
+dtypes = ["float32", "float64"]
+reps = 5
+[stream_copy]
+)",
+                               "d.toml");
+  ASSERT_EQ(deck.plans.size(), 2u);
+  const auto& vp = deck.plans[0];  // the deck's order, not alphabetical
+  EXPECT_EQ(vp.experiment, "vector_poly");
+  EXPECT_EQ(vp.sizes, (std::vector<std::size_t>{10, 1000, 2000}));
+  EXPECT_EQ(vp.dtypes, (std::vector<std::string>{"float32", "float64"}));
+  EXPECT_EQ(vp.reps, 5);
+  EXPECT_EQ(vp.warmups, 0);
+  EXPECT_EQ(vp.copies, std::vector<CopyMode>{CopyMode::none});
+  EXPECT_EQ(vp.variants, (std::vector<std::string>{"fused", "unfused"}));  // all by default
+  EXPECT_EQ(vp.spaces, portalab::enabled_space_names());                   // all by default
+  const auto& sc = deck.plans[1];
+  EXPECT_EQ(sc.experiment, "stream_copy");
+  EXPECT_EQ(sc.reps, 3);
+  EXPECT_EQ(sc.dtypes, std::vector<std::string>{"float64"});  // the experiment's default
+  EXPECT_EQ(deck.hash.rfind("fnv1a64:", 0), 0u);
+}
+
+TEST(Deck, SizeRangesGrowByTheirFactor) {
+  const auto deck =
+      parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml");
+  EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{1000, 10000, 100000, 1000000}));
+}
+
+TEST(Deck, SpacesAreMatchedWithoutCaseAndRunInCompiledOrder) {
+  const auto names = portalab::enabled_space_names();
+  std::string list;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) list += "\"" + *it + "\",";
+  for (auto& ch : list) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  const auto deck = parse_deck("[vector_poly]\nspaces = [" + list + "]\n", "d.toml");
+  EXPECT_EQ(deck.plans[0].spaces, names);
+}
+
+TEST(Deck, SetOverridesDeckValues) {
+  portalab::DeckOverrides o;
+  o.set = {"vector_poly.sizes=[5, 6]", "vector_poly.dtypes=float32", "reps=4"};
+  const auto deck = parse_deck("reps = 9\n[vector_poly]\nsizes = [1]\n", "d.toml", o);
+  EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{5, 6}));
+  EXPECT_EQ(deck.plans[0].dtypes, std::vector<std::string>{"float32"});
+  EXPECT_EQ(deck.plans[0].reps, 4);
+}
+
+TEST(Deck, SpacesOptionReplacesEveryPlansSpaces) {
+  portalab::DeckOverrides o;
+  const std::string first = portalab::enabled_space_names().front();
+  o.spaces = std::vector<std::string>{first};
+  const auto deck = parse_deck("[vector_poly]\n[stream_copy]\nspaces = \"" +
+                                   portalab::enabled_space_names().back() + "\"\n",
+                               "d.toml", o);
+  for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{first});
+}
+
+struct BadDeck {
+  const char* name;
+  const char* text;
+  const char* where;     // "file:line:column" the message must start with
+  const char* expected;  // a phrase the message must contain
+};
+
+class BadDecks : public ::testing::TestWithParam<BadDeck> {};
+
+TEST_P(BadDecks, AreRejectedWithFileLineColumnAndWhatWasExpected) {
+  const BadDeck& b = GetParam();
+  try {
+    parse_deck(b.text, "bad.toml");
+    FAIL() << "accepted: " << b.text;
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(b.where, 0), 0u) << m;
+    EXPECT_NE(m.find(b.expected), std::string::npos) << m;
+  }
+}
+
+const BadDeck bad_decks[] = {
+    {"syntax", "[vector_poly\nsizes = [1]\n", "bad.toml:1:", "invalid TOML"},
+    {"unknown_experiment", "[vector_pol]\n", "bad.toml:1:2", "unknown experiment [vector_pol]"},
+    {"unknown_key", "[vector_poly]\nsize = 3\n", "bad.toml:2:1", "unknown key 'size'"},
+    {"unknown_global", "repz = 3\n[vector_poly]\n", "bad.toml:1:1", "unknown key 'repz'"},
+    {"size_zero", "[vector_poly]\nsizes = [10, 0]\n", "bad.toml:2:14", "positive integers"},
+    {"size_negative", "[vector_poly]\nsizes = -5\n", "bad.toml:2:9", "positive integers"},
+    {"size_fraction", "[vector_poly]\nsizes = [2.5]\n", "bad.toml:2:10", "whole numbers"},
+    {"size_absurd", "[vector_poly]\nsizes = [1e30]\n", "bad.toml:2:10", "cannot be allocated"},
+    {"size_string", "[vector_poly]\nsizes = [\"big\"]\n", "bad.toml:2:10", "got a string"},
+    {"sizes_empty", "[vector_poly]\nsizes = []\n", "bad.toml:2:9", "empty list"},
+    {"dtype_unknown", "[vector_poly]\ndtypes = [\"float16\"]\n", "bad.toml:2:11",
+     "'float16' is not one of [float64, float32]"},
+    {"dtype_wrong_type", "[vector_poly]\ndtypes = 64\n", "bad.toml:2:10", "got an integer"},
+    {"variant_unknown", "[vector_poly]\nvariants = [\"fast\"]\n", "bad.toml:2:13",
+     "'fast' is not one of [fused, unfused]"},
+    {"variant_twice", "[vector_poly]\nvariants = [\"fused\", \"fused\"]\n", "bad.toml:2:22",
+     "listed twice"},
+    {"space_not_compiled", "[vector_poly]\nspaces = [\"NoSuchSpace\"]\n", "bad.toml:2:11",
+     "spaces compiled into this Kokkos"},
+    {"copies_unknown", "[vector_poly]\ncopies = [\"zero\"]\n", "bad.toml:2:11",
+     "'zero' is not one of [pageable, pinned, none]"},
+    {"reps_zero", "[vector_poly]\nreps = 0\n", "bad.toml:2:8", "integer >= 1"},
+    {"warmups_negative", "warmups = -1\n[vector_poly]\n", "bad.toml:1:11", "integer >= 0"},
+    {"reps_float", "[vector_poly]\nreps = 2.5\n", "bad.toml:2:8", "got a float"},
+    {"range_missing_factor", "[vector_poly]\nsizes = { from = 1, to = 10 }\n", "bad.toml:2:9",
+     "'factor' is missing"},
+    {"duplicate_table", "[vector_poly]\n[vector_poly]\n", "bad.toml:2:", "invalid TOML"},
+    {"no_experiment", "reps = 3\n", "bad.toml", "names no experiment"},
+    {"not_utf8", "[vector_poly]\n# \xff\xfe\n", "bad.toml:2:", "invalid TOML"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Deck, BadDecks, ::testing::ValuesIn(bad_decks),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Deck, BadOverrideNamesTheOption) {
+  portalab::DeckOverrides o;
+  o.set = {"vector_poly.sizes=[0]"};
+  try {
+    parse_deck("[vector_poly]\n", "d.toml", o);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'--set vector_poly.sizes=[0]'"), std::string::npos)
+        << e.what();
+  }
+  o.set = {"gemm.sizes=[4]"};
+  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", o), InputError);
+  o.set = {"novalue"};
+  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", o), InputError);
+}
+
+TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
+  portalab::DeckOverrides o;
+  o.spaces = std::vector<std::string>{"NoSuchSpace"};
+  try {
+    parse_deck("[vector_poly]\n", "d.toml", o);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--spaces"), std::string::npos) << m;
+    EXPECT_NE(m.find(portalab::enabled_space_names().front()), std::string::npos) << m;
+  }
+}
+
+TEST(Deck, MissingFileIsAnInputError) {
+  EXPECT_THROW(portalab::load_deck("/nonexistent/deck.toml"), InputError);
+}
+
+}  // namespace

@@ -1,0 +1,79 @@
+// Every registered experiment, in every space, type, copy mode and variant:
+// the framework's case runs and its check passes; an unwritten output fails.
+#include "experiment.hpp"
+#include "spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+struct Param {
+  std::string experiment, space, dtype;
+  portalab::CopyMode mode;
+};
+
+std::vector<Param> all_cases() {
+  std::vector<Param> out;
+  for (const auto& e : portalab::experiments())
+    for (const auto& space : portalab::enabled_space_names())
+      for (const auto& dtype : e.dtypes)
+        for (auto mode : {portalab::CopyMode::pageable, portalab::CopyMode::pinned,
+                          portalab::CopyMode::none}) {
+          if (mode == portalab::CopyMode::pinned && portalab::is_host_space(space)) continue;
+          out.push_back({e.name, space, dtype, mode});
+        }
+  return out;
+}
+
+class EveryExperiment : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
+  const Param& p = GetParam();
+  const auto* info = portalab::find_experiment(p.experiment);
+  ASSERT_NE(info, nullptr);
+  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(4099)}) {
+    auto c = info->make(p.space, p.dtype, n, p.mode);
+    ASSERT_NE(c, nullptr);
+    for (const auto& variant : info->variants) {
+      c->poison_outputs();
+      c->h2d();
+      c->run(variant);
+      c->d2h();
+      c->fence();
+      const auto check = c->verify(variant);
+      EXPECT_TRUE(check.pass) << variant << " n=" << n << ": rel_error " << check.rel_error
+                              << " > " << check.tolerance << " " << check.detail;
+    }
+  }
+}
+
+TEST_P(EveryExperiment, CheckFailsWhenTheKernelDidNotRun) {
+  const Param& p = GetParam();
+  const auto* info = portalab::find_experiment(p.experiment);
+  auto c = info->make(p.space, p.dtype, 100, p.mode);
+  c->poison_outputs();
+  c->fence();
+  const auto check = c->verify(info->variants.front());
+  EXPECT_FALSE(check.pass);
+}
+
+TEST_P(EveryExperiment, DeclaresWorkAndFootprint) {
+  const Param& p = GetParam();
+  const auto* info = portalab::find_experiment(p.experiment);
+  EXPECT_GT(info->footprint(p.dtype, 1000), 0u);
+  for (const auto& v : info->variants) EXPECT_GT(info->work(p.dtype, 1000, v).bytes, 0.0) << v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryExperiment, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) {
+                           std::string name = info.param.experiment + "_" + info.param.space +
+                                              "_" + info.param.dtype + "_" +
+                                              std::string(to_string(info.param.mode));
+                           return name;
+                         });
+
+}  // namespace

@@ -1,0 +1,126 @@
+// A small deck run through the runner into a temporary directory: both result
+// files hold every required field, and provenance says where they came from.
+#include "deck.hpp"
+#include "provenance.hpp"
+#include "result.hpp"
+#include "runner.hpp"
+#include "spaces.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.push_back(std::exchange(cell, {}));
+    else cell += c;
+  }
+  out.push_back(cell);
+  return out;
+}
+
+const char* required[] = {"experiment", "variant", "space",    "dtype",  "n",
+                          "reps",       "h2d_ms",  "kernel_ms", "d2h_ms", "total_ms",
+                          "cold_ms",    "gbps",    "gflops",   "check",  "rel_error"};
+
+class ResultFiles : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir = std::filesystem::temp_directory_path() / "portalab_test_results";
+    std::filesystem::remove_all(dir);
+    const auto deck = portalab::parse_deck(
+        "reps = 3\nwarmups = 1\n[vector_poly]\nsizes = [1000, 3]\ndtypes = [\"float64\", "
+        "\"float32\"]\n",
+        "inline.toml");
+    portalab::RunOptions options;
+    options.out_dir = dir.string();
+    summary = portalab::run_deck(deck, options, portalab::collect_provenance(&deck, {"test"}));
+  }
+  static inline std::filesystem::path dir;
+  static inline portalab::RunSummary summary;
+};
+
+TEST_F(ResultFiles, EveryEntryRanAndPassed) {
+  EXPECT_EQ(summary.failed, 0);
+  EXPECT_EQ(summary.errors, 0);
+  EXPECT_FALSE(summary.results.empty());
+}
+
+TEST_F(ResultFiles, JsonHasEveryFieldAndProvenance) {
+  const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+  ASSERT_EQ(doc["results"].size(), summary.results.size());
+  for (const auto& row : doc["results"]) {
+    for (const char* f : required) EXPECT_TRUE(row.contains(f)) << f;
+    EXPECT_EQ(row["check"], "PASS");
+    EXPECT_GE(row["total_ms"].get<double>(), row["kernel_ms"].get<double>());
+    for (const char* phase : {"h2d", "kernel", "d2h", "total"}) {
+      const auto& s = row["stats"][phase];
+      EXPECT_LE(s["min_ms"].get<double>(), s["median_ms"].get<double>()) << phase;
+      EXPECT_LE(s["median_ms"].get<double>(), s["max_ms"].get<double>()) << phase;
+    }
+    // A host space's mirror is its data: its copies are exactly zero.
+    if (portalab::is_host_space(row["space"].get<std::string>())) {
+      EXPECT_EQ(row["h2d_ms"].get<double>(), 0.0);
+      EXPECT_EQ(row["d2h_ms"].get<double>(), 0.0);
+      EXPECT_TRUE(row["copies_alias"].get<bool>());
+    }
+  }
+  const auto& p = doc["provenance"];
+  for (const char* k : {"kokkos", "kokkos_kernels", "build", "devices", "host", "slurm", "deck",
+                        "portalab"})
+    EXPECT_TRUE(p.contains(k)) << k;
+  EXPECT_EQ(p["kokkos"]["version"].get<std::string>().rfind("4.", 0), 0u);
+  EXPECT_EQ(p["deck"]["path"], "inline.toml");
+  EXPECT_FALSE(p["host"]["cpu_model"].get<std::string>().empty());
+  EXPECT_TRUE(p["host"].contains("omp_env"));
+}
+
+TEST_F(ResultFiles, CsvHasTheSameRowsAndEveryField) {
+  std::istringstream csv(read(dir / "results.csv"));
+  std::string line;
+  std::getline(csv, line);
+  const auto header = split(line);
+  for (const char* f : required)
+    EXPECT_NE(std::find(header.begin(), header.end(), f), header.end()) << f;
+  std::size_t rows = 0;
+  while (std::getline(csv, line)) {
+    EXPECT_EQ(split(line).size(), header.size()) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, summary.results.size());
+}
+
+TEST_F(ResultFiles, SpeedupIsRelativeToTheFirstHostSpace) {
+  const std::string baseline = portalab::enabled_space_names().front();
+  for (const auto& r : summary.results) {
+    EXPECT_EQ(r.baseline, baseline);
+    if (r.space == baseline) EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+  }
+}
+
+TEST(Summaries, MedianMinMaxAndSampleStdDev) {
+  const auto s = portalab::summarize({4.0, 1.0, 3.0, 2.0});
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+  EXPECT_NEAR(s.stddev, 1.2909944487358056, 1e-12);
+  EXPECT_DOUBLE_EQ(portalab::summarize({5.0, 1.0, 3.0}).median, 3.0);
+}
+
+}  // namespace
