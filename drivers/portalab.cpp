@@ -37,7 +37,7 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
         const portalab::DeckOverrides& overrides, const std::vector<std::string>& command,
         int& kokkos_argc, char** kokkos_argv) {
   // Everything about the input is checked before Kokkos starts or allocates.
-  const portalab::Deck deck = portalab::load_deck(deck_path, overrides);
+  const portalab::Deck deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
   if (out) {
     std::error_code ec;
     std::filesystem::create_directories(*out, ec);

@@ -1,13 +1,13 @@
 #include "deck.hpp"
 
-#include "experiment.hpp"
-#include "spaces.hpp"
+#include "hash.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -26,7 +26,7 @@ const std::vector<std::string>& global_keys() {
 }
 
 std::string content_hash(std::string_view bytes) {
-  std::uint64_t h = label_seed(bytes);
+  const std::uint64_t h = fnv1a64(bytes);
   return fmt::format("fnv1a64:{:016x}", h);
 }
 
@@ -157,19 +157,33 @@ std::vector<CopyMode> copies(const toml::node& node, std::string_view context) {
   return out;
 }
 
+// Kokkos' spelling of a compiled space given in any case, or "".
+std::string canonical_space(const Catalog& catalog, std::string_view name) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  for (const auto& s : catalog.spaces)
+    if (lower(s) == lower(name)) return s;
+  return {};
+}
+
 // Spaces run in the order compiled: host spaces first, the baseline leading.
-std::vector<std::string> in_compiled_order(const std::vector<std::string>& names) {
+std::vector<std::string> in_compiled_order(const Catalog& catalog,
+                                           const std::vector<std::string>& names) {
   std::vector<std::string> ordered;
-  for (const auto& c : enabled_space_names())
+  for (const auto& c : catalog.spaces)
     if (std::find(names.begin(), names.end(), c) != names.end()) ordered.push_back(c);
   return ordered;
 }
 
-std::vector<std::string> spaces(const toml::node& node, std::string_view context) {
-  const auto compiled = enabled_space_names();
+std::vector<std::string> spaces(const Catalog& catalog, const toml::node& node,
+                                std::string_view context) {
   auto names = strings(node, fmt::format("{} (spaces compiled into this Kokkos)", context),
-                       compiled, [](const std::string& s) { return canonical_space_name(s); });
-  return in_compiled_order(names);
+                       catalog.spaces,
+                       [&](const std::string& s) { return canonical_space(catalog, s); });
+  return in_compiled_order(catalog, names);
 }
 
 void apply_override(toml::table& root, const std::string& text) {
@@ -216,7 +230,8 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
 
 }  // namespace
 
-Deck parse_deck(std::string_view text, const std::string& path, const DeckOverrides& overrides) {
+Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
+                const DeckOverrides& overrides) {
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -231,9 +246,9 @@ Deck parse_deck(std::string_view text, const std::string& path, const DeckOverri
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
     if (const auto* t = v.as_table()) {
-      if (!find_experiment(key)) {
+      if (!catalog.find(key)) {
         std::vector<std::string> known;
-        for (const auto& e : experiments()) known.push_back(e.name);
+        for (const auto& e : catalog.experiments) known.push_back(e.name);
         fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]", key,
                             fmt::join(known, ", ")));
       }
@@ -260,7 +275,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const DeckOverri
   deck.path = path;
   deck.hash = content_hash(text);
   for (const auto& [name, table] : tables) {
-    const ExperimentInfo& info = *find_experiment(name);
+    const ExperimentSpec& info = *catalog.find(name);
     check_keys(*table, experiment_keys(), "[" + name + "]");
     // A key of the table, else the global one, else nullptr.
     auto lookup = [&](const char* key) -> const toml::node* {
@@ -277,8 +292,8 @@ Deck parse_deck(std::string_view text, const std::string& path, const DeckOverri
     plan.variants = lookup("variants")
                         ? strings(*lookup("variants"), ctx + " variants", info.variants)
                         : info.variants;
-    plan.spaces = lookup("spaces") ? spaces(*lookup("spaces"), ctx + " spaces")
-                                   : enabled_space_names();
+    plan.spaces = lookup("spaces") ? spaces(catalog, *lookup("spaces"), ctx + " spaces")
+                                   : catalog.spaces;
     plan.copies = lookup("copies") ? copies(*lookup("copies"), ctx + " copies")
                                    : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
                                                            CopyMode::none};
@@ -290,24 +305,24 @@ Deck parse_deck(std::string_view text, const std::string& path, const DeckOverri
   if (overrides.spaces) {
     std::vector<std::string> chosen;
     for (const auto& s : *overrides.spaces) {
-      const std::string c = canonical_space_name(s);
+      const std::string c = canonical_space(catalog, s);
       if (c.empty())
         throw InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
                                      "available: [{}]",
-                                     s, fmt::join(enabled_space_names(), ", ")));
+                                     s, fmt::join(catalog.spaces, ", ")));
       chosen.push_back(c);
     }
-    for (auto& plan : deck.plans) plan.spaces = in_compiled_order(chosen);
+    for (auto& plan : deck.plans) plan.spaces = in_compiled_order(catalog, chosen);
   }
   return deck;
 }
 
-Deck load_deck(const std::string& path, const DeckOverrides& overrides) {
+Deck load_deck(const std::string& path, const Catalog& catalog, const DeckOverrides& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the deck", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_deck(buffer.str(), path, overrides);
+  return parse_deck(buffer.str(), path, catalog, overrides);
 }
 
 }  // namespace portalab

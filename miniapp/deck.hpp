@@ -10,6 +10,7 @@
 // line and column and what was expected.
 #pragma once
 
+#include "catalog.hpp"
 #include "copy_mode.hpp"
 
 #include <cstddef>
@@ -32,7 +33,7 @@ struct ExperimentPlan {
   std::vector<std::size_t> sizes;
   std::vector<std::string> dtypes;
   std::vector<std::string> variants;
-  std::vector<std::string> spaces;  // Kokkos' spelling, in the order compiled
+  std::vector<std::string> spaces;  // Kokkos' spelling, in the catalog's order
   std::vector<CopyMode> copies;
   int reps = 10;
   int warmups = 2;
@@ -53,8 +54,10 @@ struct DeckOverrides {
 const std::vector<std::string>& experiment_keys();
 const std::vector<std::string>& global_keys();
 
-Deck load_deck(const std::string& path, const DeckOverrides& overrides = {});
-Deck parse_deck(std::string_view text, const std::string& path,
+// Reads a deck, applies the overrides and checks it against the catalog.
+Deck load_deck(const std::string& path, const Catalog& catalog,
+               const DeckOverrides& overrides = {});
+Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
                 const DeckOverrides& overrides = {});
 
 std::string content_hash(std::string_view bytes);

@@ -10,6 +10,7 @@
 // enum or switch elsewhere. Nothing touches Kokkos until a case is made.
 #pragma once
 
+#include "catalog.hpp"
 #include "check.hpp"
 #include "copy_mode.hpp"
 #include "dtype.hpp"
@@ -47,14 +48,9 @@ class Case {
   virtual bool copies_alias() const = 0;
 };
 
-struct ExperimentInfo {
-  std::string name;
-  std::string summary;
-  std::vector<std::string> variants;       // the first is the default to compare
-  std::vector<std::size_t> default_sizes;  // when a deck gives none
-  std::vector<std::string> default_dtypes;
-  // Filled in by register_experiment from the template's instantiations:
-  std::vector<std::string> dtypes;
+// An experiment as registered: its description (ExperimentSpec) and what
+// register_experiment fills in from the template's instantiations.
+struct ExperimentInfo : ExperimentSpec {
   // Bytes the case allocates in the space's memory (also the host mirrors').
   std::function<std::size_t(std::string_view dtype, std::size_t n)> footprint;
   std::function<Work(std::string_view dtype, std::size_t n, std::string_view variant)> work;
@@ -65,6 +61,8 @@ struct ExperimentInfo {
 
 const std::vector<ExperimentInfo>& experiments();
 const ExperimentInfo* find_experiment(std::string_view name);
+// The registered experiments and compiled spaces, for checking decks.
+Catalog catalog();
 
 namespace detail {
 
@@ -93,8 +91,9 @@ class CaseImpl final : public Case {
 
 // Registers Exp<Space, Scalar> for every enabled space and each Scalar.
 template <template <class, class> class Exp, class... Scalars>
-bool register_experiment(ExperimentInfo info) {
+bool register_experiment(ExperimentSpec spec) {
   using HostSpace = Kokkos::DefaultHostExecutionSpace;
+  ExperimentInfo info{std::move(spec)};
   info.dtypes = {std::string(dtype_name<Scalars>())...};
   info.footprint = [](std::string_view dtype, std::size_t n) {
     std::size_t bytes = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "copy_mode.hpp"
+#include "hash.hpp"
 #include "spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -27,12 +28,6 @@ KOKKOS_INLINE_FUNCTION double hash_uniform(std::uint64_t seed,
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-constexpr std::uint64_t label_seed(std::string_view label) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (char c : label) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return h;
-}
-
 // An input, filled with uniform values in [lo, hi) (integers: floor of them).
 struct In {
   double lo = 0.0;
@@ -40,6 +35,25 @@ struct In {
 };
 // An output, poisoned before each variant so an unwritten element fails.
 struct Out {};
+
+// data[i] = uniform value in [in.lo, in.hi) from (seed, i); integers floored.
+// A free function: CUDA's extended lambdas cannot live in private members.
+template <class Exec, class T>
+void fill_uniform(const Exec& exec, T* data, std::size_t n, std::uint64_t seed, In in) {
+  const double lo = in.lo, scale = in.hi - in.lo;
+  const Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>> all(
+      exec, 0, static_cast<std::int64_t>(n));
+  if constexpr (std::is_floating_point_v<T>) {
+    Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
+      data[i] = static_cast<T>(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i)));
+    });
+  } else {
+    Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
+      data[i] = static_cast<T>(
+          Kokkos::floor(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i))));
+    });
+  }
+}
 
 // What the framework does with every array of a case, whatever its type.
 class MirroredBase {
@@ -119,11 +133,11 @@ class Mirrored final : public MirroredBase {
   }
   void fill() override {
     if (m_ctx.mode() == CopyMode::none) {
-      fill_in(m_ctx.exec(), m_device.data());
+      fill_uniform(m_ctx.exec(), m_device.data(), size(), m_seed, m_in);
       // Verification reads the host mirror: copy there, outside any timing.
       d2h();
     } else {
-      fill_in(Kokkos::DefaultHostExecutionSpace(), m_host.data());
+      fill_uniform(Kokkos::DefaultHostExecutionSpace(), m_host.data(), size(), m_seed, m_in);
     }
     m_ctx.exec().fence("portalab::Mirrored::fill");
   }
@@ -140,7 +154,7 @@ class Mirrored final : public MirroredBase {
       : m_ctx(ctx),
         m_device(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
                  static_cast<std::size_t>(n)...),
-        m_seed(label_seed(label)) {
+        m_seed(fnv1a64(label)) {
     using pinned = typename PinnedHostSpace<Space>::type;
     if constexpr (CaseContext<Space>::copies_alias) {
       m_host = host_view(m_device.data(), m_device.layout());
@@ -164,23 +178,6 @@ class Mirrored final : public MirroredBase {
       return std::numeric_limits<value_type>::quiet_NaN();
     else
       return std::numeric_limits<value_type>::lowest();
-  }
-
-  template <class Exec>
-  void fill_in(const Exec& exec, value_type* data) const {
-    const double lo = m_in.lo, scale = m_in.hi - m_in.lo;
-    const std::uint64_t seed = m_seed;
-    Kokkos::parallel_for(
-        "portalab::fill_uniform",
-        Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-            exec, 0, static_cast<std::int64_t>(size())),
-        KOKKOS_LAMBDA(std::int64_t i) {
-          const double v = lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i));
-          if constexpr (std::is_floating_point_v<value_type>)
-            data[i] = static_cast<value_type>(v);
-          else
-            data[i] = static_cast<value_type>(Kokkos::floor(v));
-        });
   }
 
   using pageable_view = Kokkos::View<DataType, typename Space::array_layout, Kokkos::HostSpace>;

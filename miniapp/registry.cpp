@@ -23,6 +23,13 @@ const ExperimentInfo* find_experiment(std::string_view name) {
   return nullptr;
 }
 
+Catalog catalog() {
+  Catalog c;
+  for (const auto& e : registry()) c.experiments.push_back(e);
+  c.spaces = enabled_space_names();
+  return c;
+}
+
 bool detail::add_experiment(ExperimentInfo info) {
   if (find_experiment(info.name))
     throw std::logic_error("experiment registered twice: " + info.name);

@@ -1,6 +1,7 @@
 // Deck parsing: defaults, overrides, and every kind of bad input naming the
 // file, line and column and what was expected.
 #include "deck.hpp"
+#include "experiment.hpp"
 #include "spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 using portalab::CopyMode;
 using portalab::InputError;
+using portalab::catalog;
 using portalab::parse_deck;
 
 namespace {
@@ -24,7 +26,7 @@ dtypes = ["float32", "float64"]
 reps = 5
 [stream_copy]
 )",
-                               "d.toml");
+                               "d.toml", catalog());
   ASSERT_EQ(deck.plans.size(), 2u);
   const auto& vp = deck.plans[0];  // the deck's order, not alphabetical
   EXPECT_EQ(vp.experiment, "vector_poly");
@@ -44,7 +46,7 @@ reps = 5
 
 TEST(Deck, SizeRangesGrowByTheirFactor) {
   const auto deck =
-      parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml");
+      parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml", catalog());
   EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{1000, 10000, 100000, 1000000}));
 }
 
@@ -53,14 +55,14 @@ TEST(Deck, SpacesAreMatchedWithoutCaseAndRunInCompiledOrder) {
   std::string list;
   for (auto it = names.rbegin(); it != names.rend(); ++it) list += "\"" + *it + "\",";
   for (auto& ch : list) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  const auto deck = parse_deck("[vector_poly]\nspaces = [" + list + "]\n", "d.toml");
+  const auto deck = parse_deck("[vector_poly]\nspaces = [" + list + "]\n", "d.toml", catalog());
   EXPECT_EQ(deck.plans[0].spaces, names);
 }
 
 TEST(Deck, SetOverridesDeckValues) {
   portalab::DeckOverrides o;
   o.set = {"vector_poly.sizes=[5, 6]", "vector_poly.dtypes=float32", "reps=4"};
-  const auto deck = parse_deck("reps = 9\n[vector_poly]\nsizes = [1]\n", "d.toml", o);
+  const auto deck = parse_deck("reps = 9\n[vector_poly]\nsizes = [1]\n", "d.toml", catalog(), o);
   EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{5, 6}));
   EXPECT_EQ(deck.plans[0].dtypes, std::vector<std::string>{"float32"});
   EXPECT_EQ(deck.plans[0].reps, 4);
@@ -72,7 +74,7 @@ TEST(Deck, SpacesOptionReplacesEveryPlansSpaces) {
   o.spaces = std::vector<std::string>{first};
   const auto deck = parse_deck("[vector_poly]\n[stream_copy]\nspaces = \"" +
                                    portalab::enabled_space_names().back() + "\"\n",
-                               "d.toml", o);
+                               "d.toml", catalog(), o);
   for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{first});
 }
 
@@ -88,7 +90,7 @@ class BadDecks : public ::testing::TestWithParam<BadDeck> {};
 TEST_P(BadDecks, AreRejectedWithFileLineColumnAndWhatWasExpected) {
   const BadDeck& b = GetParam();
   try {
-    parse_deck(b.text, "bad.toml");
+    parse_deck(b.text, "bad.toml", catalog());
     FAIL() << "accepted: " << b.text;
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -136,23 +138,23 @@ TEST(Deck, BadOverrideNamesTheOption) {
   portalab::DeckOverrides o;
   o.set = {"vector_poly.sizes=[0]"};
   try {
-    parse_deck("[vector_poly]\n", "d.toml", o);
+    parse_deck("[vector_poly]\n", "d.toml", catalog(), o);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'--set vector_poly.sizes=[0]'"), std::string::npos)
         << e.what();
   }
   o.set = {"gemm.sizes=[4]"};
-  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", o), InputError);
+  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", catalog(), o), InputError);
   o.set = {"novalue"};
-  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", o), InputError);
+  EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", catalog(), o), InputError);
 }
 
 TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
   portalab::DeckOverrides o;
   o.spaces = std::vector<std::string>{"NoSuchSpace"};
   try {
-    parse_deck("[vector_poly]\n", "d.toml", o);
+    parse_deck("[vector_poly]\n", "d.toml", catalog(), o);
     FAIL();
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -162,7 +164,7 @@ TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
 }
 
 TEST(Deck, MissingFileIsAnInputError) {
-  EXPECT_THROW(portalab::load_deck("/nonexistent/deck.toml"), InputError);
+  EXPECT_THROW(portalab::load_deck("/nonexistent/deck.toml", catalog()), InputError);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A small deck run through the runner into a temporary directory: both result
 // files hold every required field, and provenance says where they came from.
 #include "deck.hpp"
+#include "experiment.hpp"
 #include "provenance.hpp"
 #include "result.hpp"
 #include "runner.hpp"
@@ -47,7 +48,7 @@ class ResultFiles : public ::testing::Test {
     const auto deck = portalab::parse_deck(
         "reps = 3\nwarmups = 1\n[vector_poly]\nsizes = [1000, 3]\ndtypes = [\"float64\", "
         "\"float32\"]\n",
-        "inline.toml");
+        "inline.toml", portalab::catalog());
     portalab::RunOptions options;
     options.out_dir = dir.string();
     summary = portalab::run_deck(deck, options, portalab::collect_provenance(&deck, {"test"}));
