@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 namespace {
@@ -15,7 +16,7 @@ class Kernels : public ::testing::Test {
   using View = Kokkos::View<double*, typename Space::memory_space>;
 
   // Sizes that are no multiple of any vector width or block, and n = 1.
-  static constexpr std::size_t sizes[] = {1, 7, 1000, 100003};
+  static constexpr std::array<std::size_t, 4> sizes{1, 7, 1000, 100003};
 
   static View filled(const char* label, std::size_t n, double scale) {
     View v(std::string(label), n);

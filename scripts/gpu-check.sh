@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On a GPU node: run the test suite, then the default, bandwidth and lab-6
+# decks, and print each streaming result as a fraction of the copy bandwidth
+# measured in the same run. Results go under OUT (default results/gpu-check).
+#   scripts/gpu-check.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
+set -euo pipefail
+bin=${1:-build/cuda}
+out=${2:-results/gpu-check}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+mkdir -p "$out"
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv || echo "nvidia-smi not available"
+
+status=0
+"$bin/tests/portalab_tests" --gtest_brief=1 || status=1
+for deck in default bandwidth lab6-vector; do
+  echo "=== $deck"
+  "$bin/portalab" run "inputs/$deck.toml" --out "$out/$deck" >"$out/$deck.txt" || status=1
+  cat "$out/$deck.txt"
+done
+echo "=== streaming kernels against the copy bandwidth of the same run"
+python3 "$(dirname "$0")/ratio_to_copy.py" "$out/bandwidth/results.json"
+python3 "$(dirname "$0")/ratio_to_copy.py" "$out/lab6-vector/results.json"
+exit $status
