@@ -46,19 +46,32 @@ void assign_speedups(std::vector<Result>& results) {
   auto rank = [&](const std::string& space) {
     return std::find(order.begin(), order.end(), space) - order.begin();
   };
+  // The same copy mode if the baseline space ran it; else, since a host
+  // space's copies are no-ops, any of its modes (pinned runs on devices only).
   using Key = std::tuple<std::string, std::string, std::string, std::size_t, CopyMode>;
-  std::map<Key, const Result*> baseline;
+  using AnyMode = std::tuple<std::string, std::string, std::string, std::size_t>;
+  std::map<Key, const Result*> same_mode;
+  std::map<AnyMode, const Result*> any_mode;
+  auto keep_first_space = [&](const Result*& b, const Result& r) {
+    if (!b || rank(r.space) < rank(b->space)) b = &r;
+  };
   for (const auto& r : results) {
     if (r.status != Status::pass) continue;
-    auto& b = baseline[{r.experiment, r.variant, r.dtype, r.n, r.copies}];
-    if (!b || rank(r.space) < rank(b->space)) b = &r;
+    keep_first_space(same_mode[{r.experiment, r.variant, r.dtype, r.n, r.copies}], r);
+    if (is_host_space(r.space)) keep_first_space(any_mode[{r.experiment, r.variant, r.dtype, r.n}], r);
   }
   std::vector<std::pair<double, std::string>> found(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    auto it = baseline.find({r.experiment, r.variant, r.dtype, r.n, r.copies});
-    if (r.status == Status::pass && it != baseline.end() && r.total.median > 0)
-      found[i] = {it->second->total.median / r.total.median, it->second->space};
+    if (r.status != Status::pass || r.total.median <= 0) continue;
+    const Result* b = nullptr;
+    if (auto it = same_mode.find({r.experiment, r.variant, r.dtype, r.n, r.copies});
+        it != same_mode.end())
+      b = it->second;
+    if (auto it = any_mode.find({r.experiment, r.variant, r.dtype, r.n});
+        it != any_mode.end() && (!b || rank(it->second->space) < rank(b->space)))
+      b = it->second;
+    if (b) found[i] = {b->total.median / r.total.median, b->space};
   }
   for (std::size_t i = 0; i < results.size(); ++i)
     std::tie(results[i].speedup, results[i].baseline) = found[i];
@@ -221,7 +234,7 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
           "{:<8} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:<7} {:>8.1e}\n", r->space,
           r->variant, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
           fmt_num(r->kernel.median, 9), alias ? "0*" : fmt_num(r->d2h.median, 9),
-          fmt_num(r->total.median, 9), fmt_num(r->total.stddev, 8), fmt_num(r->cold_ms, 9),
+          fmt_num(r->total.median, 9), fmt::format("{:>8.3g}", r->total.stddev), fmt_num(r->cold_ms, 9),
           r->speedup > 0 ? fmt::format("{:.2f}x", r->speedup) : std::string("-"),
           fmt_num(r->gbps, 8), fmt_num(r->gflops, 8), to_string(r->status), r->check.rel_error);
     }

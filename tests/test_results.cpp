@@ -115,6 +115,36 @@ TEST_F(ResultFiles, SpeedupIsRelativeToTheFirstHostSpace) {
   }
 }
 
+TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
+  const std::string host = portalab::enabled_space_names().front();
+  auto row = [](std::string space, portalab::CopyMode mode, double total) {
+    portalab::Result r;
+    r.experiment = "e";
+    r.variant = "v";
+    r.dtype = "float64";
+    r.n = 10;
+    r.space = std::move(space);
+    r.copies = mode;
+    r.status = portalab::Status::pass;
+    r.total.median = total;
+    return r;
+  };
+  std::vector<portalab::Result> rows{
+      row(host, portalab::CopyMode::pageable, 10.0),
+      row(host, portalab::CopyMode::none, 8.0),
+      row("SomeDevice", portalab::CopyMode::pinned, 2.0),  // host spaces run no pinned mode
+      row("SomeDevice", portalab::CopyMode::none, 1.0),
+  };
+  rows.back().status = portalab::Status::fail;  // a failed row gets no speedup
+  portalab::assign_speedups(rows);
+  EXPECT_DOUBLE_EQ(rows[0].speedup, 1.0);
+  EXPECT_DOUBLE_EQ(rows[1].speedup, 1.0);
+  EXPECT_EQ(rows[2].baseline, host);
+  EXPECT_DOUBLE_EQ(rows[2].speedup, 5.0);
+  EXPECT_EQ(rows[3].speedup, 0.0);
+  EXPECT_EQ(rows[3].baseline, "");
+}
+
 TEST(Summaries, MedianMinMaxAndSampleStdDev) {
   const auto s = portalab::summarize({4.0, 1.0, 3.0, 2.0});
   EXPECT_DOUBLE_EQ(s.median, 2.5);
