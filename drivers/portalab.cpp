@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 every check passed; 1 a check failed or an entry raised an
 // error; 2 bad input (command line or deck); 3 an unexpected error.
+#include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
 #include "provenance.hpp"
@@ -16,7 +17,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
 
 namespace {
 
@@ -33,11 +36,27 @@ void list_experiments() {
   }
 }
 
+portalab::Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw portalab::InputError(fmt::format("{}: cannot open the calibration file", path));
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw portalab::InputError(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  // A file written by `portalab calibrate` holds it under "calibration".
+  return portalab::calibration_from_json(j.contains("calibration") ? j["calibration"] : j, path);
+}
+
 int run(const std::string& deck_path, const std::optional<std::string>& out,
-        const portalab::DeckOverrides& overrides, const std::vector<std::string>& command,
-        int& kokkos_argc, char** kokkos_argv) {
+        const portalab::DeckOverrides& overrides,
+        const std::optional<std::string>& calibration_path,
+        const std::vector<std::string>& command, int& kokkos_argc, char** kokkos_argv) {
   // Everything about the input is checked before Kokkos starts or allocates.
   const portalab::Deck deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
+  std::optional<portalab::Calibration> limits;
+  if (calibration_path) limits = read_calibration(*calibration_path);
   if (out) {
     std::error_code ec;
     std::filesystem::create_directories(*out, ec);
@@ -57,8 +76,25 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
              portalab::build_commit(), deck.path, portalab::count_entries(deck),
              fmt::join(portalab::enabled_space_names(), ","), init_ms);
 
+  if (!limits && deck.calibrate != "none") {
+    std::set<std::string> used;
+    for (const auto& plan : deck.plans) used.insert(plan.spaces.begin(), plan.spaces.end());
+    fmt::print(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
+               fmt::join(used, ", "), deck.calibrate);
+    portalab::CalibrationOptions copt;
+    copt.quick = deck.calibrate == "quick";
+    copt.progress = &std::cerr;
+    limits = portalab::calibrate({used.begin(), used.end()}, copt);
+  }
+  if (limits) {
+    provenance["calibration"] = portalab::to_json(*limits);
+    if (calibration_path) provenance["calibration"]["file"] = *calibration_path;
+    std::cout << portalab::format_calibration(*limits) << std::flush;
+  }
+
   portalab::RunOptions options;
   options.out_dir = out;
+  options.limits = limits ? &*limits : nullptr;
   options.tables = &std::cout;
   options.progress = &std::cerr;
   const auto summary = portalab::run_deck(deck, options, provenance);
@@ -75,6 +111,35 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
                f["detail"].get<std::string>());
   if (out) fmt::print("results: {}/results.csv, {}/results.json\n", *out, *out);
   return summary.failed + summary.errors > 0 ? exit_check_failed : 0;
+}
+
+int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& spaces,
+              bool quick, const std::vector<std::string>& command, int& kokkos_argc,
+              char** kokkos_argv) {
+  const auto compiled = portalab::enabled_space_names();
+  for (const auto& s : spaces)
+    if (std::find(compiled.begin(), compiled.end(), s) == compiled.end())
+      throw portalab::InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
+                                             "available: [{}]",
+                                             s, fmt::join(compiled, ", ")));
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  fmt::print(stderr, "calibrate: {} measurement of {}; takes under 30 s\n",
+             quick ? "quick" : "full", spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")));
+  portalab::CalibrationOptions options;
+  options.quick = quick;
+  options.progress = &std::cerr;
+  const auto cal = portalab::calibrate(spaces, options);
+  std::cout << portalab::format_calibration(cal);
+  if (out) {
+    std::ofstream file(*out);
+    file << nlohmann::json{{"provenance", portalab::collect_provenance(nullptr, command)},
+                           {"calibration", portalab::to_json(cal)}}
+                .dump(2)
+         << "\n";
+    if (!file) throw std::runtime_error("cannot write " + *out);
+    fmt::print("calibration: {}\n", *out);
+  }
+  return 0;
 }
 
 int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& command) {
@@ -111,6 +176,18 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   run_cmd->add_option("--set", overrides.set,
                       "override a deck value: experiment.key=value or key=value (repeatable)");
+  std::optional<std::string> calibration_path;
+  run_cmd->add_option("--calibration", calibration_path,
+                      "limits from `portalab calibrate --out FILE` instead of measuring them");
+  auto* cal_cmd = app.add_subcommand(
+      "calibrate", "measure each space's limits: bandwidths, vendor gemm rate, launch latency");
+  std::optional<std::string> cal_out;
+  std::vector<std::string> cal_spaces;
+  bool cal_quick = false;
+  cal_cmd->add_option("--out", cal_out, "write the limits to this JSON file");
+  cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure (default: all compiled)")
+      ->delimiter(',');
+  cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
 
@@ -128,7 +205,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
-    return run(deck_path, out, overrides, command, kokkos_argc, kokkos_args.data());
+    if (*cal_cmd)
+      return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());
+    return run(deck_path, out, overrides, calibration_path, command, kokkos_argc,
+               kokkos_args.data());
   } catch (const portalab::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_bad_input;

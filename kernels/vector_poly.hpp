@@ -1,14 +1,13 @@
 // z = a·x² + b·y + c, the vector function of the first lab, two ways.
 #pragma once
 
+#include "range.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
 namespace portalab::kernels {
-
-template <class Exec>
-using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
 
 // One pass, as a compiled loop or a GPU ufunc does it: reads x and y, writes
 // z; 3·sizeof(T) bytes and 5 FLOPs per element.
@@ -37,14 +36,6 @@ void vector_poly_unfused(const Exec& exec, T a, T b, T c, const X& x, const Y& y
                        KOKKOS_LAMBDA(std::int64_t i) { t1(i) = t1(i) + t2(i); });
   Kokkos::parallel_for("portalab::vector_poly_add_c", all,
                        KOKKOS_LAMBDA(std::int64_t i) { z(i) = t1(i) + c; });
-}
-
-// z = x: the copy every streaming kernel is compared with; 2·sizeof(T) bytes
-// per element.
-template <class Exec, class X, class Z>
-void stream_copy(const Exec& exec, const X& x, const Z& z) {
-  Kokkos::parallel_for("portalab::stream_copy", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) { z(i) = x(i); });
 }
 
 }  // namespace portalab::kernels

@@ -17,6 +17,9 @@ struct ExperimentSpec {
   std::vector<std::size_t> default_sizes;  // when a deck gives none
   std::vector<std::string> default_dtypes;
   std::vector<std::string> dtypes;  // every type the experiment is built for
+  // What limits it: "memory" (its GB/s against the copy bandwidth) or
+  // "compute" (its GFLOP/s against the vendor gemm rate of its type).
+  std::string bound = "memory";
 };
 
 struct Catalog {

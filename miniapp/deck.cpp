@@ -21,7 +21,8 @@ const std::vector<std::string>& experiment_keys() {
   return keys;
 }
 const std::vector<std::string>& global_keys() {
-  static const std::vector<std::string> keys{"dtypes", "spaces", "copies", "reps", "warmups"};
+  static const std::vector<std::string> keys{"dtypes", "spaces",  "copies",
+                                             "reps",   "warmups", "calibrate"};
   return keys;
 }
 
@@ -274,6 +275,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   Deck deck;
   deck.path = path;
   deck.hash = content_hash(text);
+  if (const auto g = globals.find("calibrate"); g != globals.end()) {
+    if (!g->second->is_string())
+      fail(*g->second, fmt::format("calibrate expects one of \"quick\", \"full\", \"none\"; got {}",
+                                   type_of(*g->second)));
+    deck.calibrate = strings(*g->second, "calibrate", {"quick", "full", "none"}).front();
+  }
   for (const auto& [name, table] : tables) {
     const ExperimentSpec& info = *catalog.find(name);
     check_keys(*table, experiment_keys(), "[" + name + "]");

@@ -2,6 +2,7 @@
 // types, variants, spaces and copy modes, and how many repetitions.
 //
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
+//   calibrate = "quick"       # limits measured first: quick | full | none
 //   [vector_poly]             # one table per experiment
 //   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
 //   dtypes = ["float64", "float32"]
@@ -42,6 +43,7 @@ struct ExperimentPlan {
 struct Deck {
   std::string path;
   std::string hash;  // "fnv1a64:" and 16 hex digits of the file's bytes
+  std::string calibrate = "quick";  // measure the machine's limits first: quick | full | none
   std::vector<ExperimentPlan> plans;  // in the order the deck lists them
 };
 

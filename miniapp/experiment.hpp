@@ -46,6 +46,8 @@ class Case {
   virtual Check verify(std::string_view variant) const = 0;
   // True when host mirrors are the device Views (host spaces): copies are no-ops.
   virtual bool copies_alias() const = 0;
+  virtual std::size_t h2d_bytes() const = 0;  // bytes h2d() moves
+  virtual std::size_t d2h_bytes() const = 0;
 };
 
 // An experiment as registered: its description (ExperimentSpec) and what
@@ -81,6 +83,8 @@ class CaseImpl final : public Case {
   void poison_outputs() override { m_ctx.poison_outputs(); }
   Check verify(std::string_view variant) const override { return m_exp.verify(variant); }
   bool copies_alias() const override { return CaseContext<Space>::copies_alias; }
+  std::size_t h2d_bytes() const override { return m_ctx.input_bytes(); }
+  std::size_t d2h_bytes() const override { return m_ctx.output_bytes(); }
 
  private:
   CaseContext<Space> m_ctx;  // first: the experiment's arrays register in it

@@ -85,8 +85,16 @@ class CaseContext {
   void d2h() { for (auto* a : m_outputs) a->d2h(); }
   void fill_inputs() { for (auto* a : m_inputs) a->fill(); }
   void poison_outputs() { for (auto* a : m_outputs) a->poison(); }
+  std::size_t input_bytes() const { return bytes(m_inputs); }
+  std::size_t output_bytes() const { return bytes(m_outputs); }
 
  private:
+  static std::size_t bytes(const std::vector<MirroredBase*>& arrays) {
+    std::size_t total = 0;
+    for (const auto* a : arrays) total += a->bytes();
+    return total;
+  }
+
   Space m_exec;
   CopyMode m_mode;
   std::vector<MirroredBase*> m_inputs;

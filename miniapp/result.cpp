@@ -138,6 +138,13 @@ nlohmann::json to_json(const Result& r) {
   j["flops"] = r.flops;
   j["gbps"] = r.gbps;
   j["gflops"] = r.gflops;
+  j["h2d_gbps"] = r.h2d_gbps;
+  j["d2h_gbps"] = r.d2h_gbps;
+  auto pct = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
+  j["limit"] = r.limit;
+  j["pct_of_limit"] = pct(r.pct_of_limit);
+  j["h2d_pct_of_limit"] = pct(r.h2d_pct_of_limit);
+  j["d2h_pct_of_limit"] = pct(r.d2h_pct_of_limit);
   j["speedup"] = r.speedup > 0 ? nlohmann::json(r.speedup) : nlohmann::json();
   j["baseline"] = r.baseline;
   j["check"] = std::string(to_string(r.status));
@@ -157,7 +164,9 @@ std::vector<std::string> csv_header() {
   for (const auto& [name, member] : phases())
     for (const char* s : {"_min_ms", "_max_ms", "_std_ms"}) h.push_back(std::string(name) + s);
   for (const char* s : {"cold_ms", "first_in_process", "copies_alias", "bytes", "flops", "gbps",
-                        "gflops", "speedup", "baseline", "check", "rel_error", "tolerance", "note"})
+                        "gflops", "h2d_gbps", "d2h_gbps", "limit", "pct_of_limit",
+                        "h2d_pct_of_limit", "d2h_pct_of_limit", "speedup", "baseline", "check",
+                        "rel_error", "tolerance", "note"})
     h.emplace_back(s);
   return h;
 }
@@ -181,6 +190,11 @@ std::vector<std::string> csv_row(const Result& r) {
   row.push_back(num(r.flops));
   row.push_back(num(r.gbps));
   row.push_back(num(r.gflops));
+  row.push_back(num(r.h2d_gbps));
+  row.push_back(num(r.d2h_gbps));
+  row.push_back(csv_quote(r.limit));
+  for (double p : {r.pct_of_limit, r.h2d_pct_of_limit, r.d2h_pct_of_limit})
+    row.push_back(p > 0 ? num(p) : "");
   row.push_back(r.speedup > 0 ? num(r.speedup) : "");
   row.push_back(r.baseline);
   row.emplace_back(to_string(r.status));
@@ -220,9 +234,9 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
                        experiment, key.first, key.second, rows.front()->reps,
                        rows.front()->warmups);
     out += fmt::format("{:<8} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} "
-                       "{:<7} {:>8}\n",
+                       "{:>5} {:<7} {:>8}\n",
                        "space", "variant", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
-                       "speedup", "GB/s", "GFLOP/s", "check", "rel.err");
+                       "speedup", "GB/s", "GFLOP/s", "%lim", "check", "rel.err");
     for (const Result* r : rows) {
       if (r->status == Status::skipped || r->status == Status::error) {
         out += fmt::format("{:<8} {:<9} {:<8} {} {}\n", r->space, r->variant,
@@ -231,17 +245,22 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
       }
       const bool alias = r->copies_alias && r->copies != CopyMode::none;
       out += fmt::format(
-          "{:<8} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:<7} {:>8.1e}\n", r->space,
+          "{:<8} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} {:>8.1e}\n", r->space,
           r->variant, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
           fmt_num(r->kernel.median, 9), alias ? "0*" : fmt_num(r->d2h.median, 9),
           fmt_num(r->total.median, 9), fmt::format("{:>8.3g}", r->total.stddev), fmt_num(r->cold_ms, 9),
           r->speedup > 0 ? fmt::format("{:.2f}x", r->speedup) : std::string("-"),
-          fmt_num(r->gbps, 8), fmt_num(r->gflops, 8), to_string(r->status), r->check.rel_error);
+          fmt_num(r->gbps, 8), fmt_num(r->gflops, 8),
+          r->pct_of_limit > 0 ? fmt::format("{:.0f}%", 100 * r->pct_of_limit) : std::string("-"),
+          to_string(r->status), r->check.rel_error);
     }
     if (std::any_of(rows.begin(), rows.end(), [](const Result* r) {
           return r->copies_alias && r->copies != CopyMode::none;
         }))
       out += "  0* host space: the host mirror is the data itself, there is nothing to copy\n";
+    if (!rows.front()->limit.empty())
+      out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
+                         rows.front()->limit.substr(0, rows.front()->limit.find(' ')));
   }
   return out;
 }

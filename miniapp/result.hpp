@@ -37,6 +37,12 @@ struct Result {
   bool copies_alias = false;       // host space: the mirror is the data, copies are 0
   double bytes = 0.0, flops = 0.0;  // declared per repetition
   double gbps = 0.0, gflops = 0.0;  // from the kernel phase's median
+  double h2d_gbps = 0.0, d2h_gbps = 0.0;  // bytes of the inputs / outputs per copy
+  // Against the machine's limits, when calibrated: the kernel's rate as a
+  // fraction of the limit that bounds it, and each copy's against the best
+  // transfer of its kind (0 when not known).
+  std::string limit;  // e.g. "copy 4105 GB/s"
+  double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
   double speedup = 0.0;             // baseline space's total / this total; 0: none
   std::string baseline;             // the space speedup is relative to
   Check check;

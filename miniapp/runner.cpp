@@ -1,31 +1,20 @@
 #include "runner.hpp"
 
+#include "calibrate.hpp"
 #include "experiment.hpp"
 #include "memory.hpp"
 #include "spaces.hpp"
+#include "timing.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <chrono>
 #include <new>
 #include <ostream>
 #include <set>
 
 namespace portalab {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Runs f, then fences the case's execution-space instance, and returns the
-// milliseconds the two took: the time the work needed to complete.
-template <class F>
-double timed_ms(Case& c, F&& f) {
-  const auto start = Clock::now();
-  f();
-  c.fence();
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 bool applies(const std::string& space, CopyMode mode) {
   // Pinned memory speeds copies to a device; a host space has nothing to copy.
@@ -42,9 +31,9 @@ struct Rep {
 
 Rep repetition(Case& c, std::string_view variant, bool copies) {
   Rep t;
-  if (copies) t.h2d = timed_ms(c, [&] { c.h2d(); });
-  t.kernel = timed_ms(c, [&] { c.run(variant); });
-  if (copies) t.d2h = timed_ms(c, [&] { c.d2h(); });
+  if (copies) t.h2d = fenced_ms(c, [&] { c.h2d(); });
+  t.kernel = fenced_ms(c, [&] { c.run(variant); });
+  if (copies) t.d2h = fenced_ms(c, [&] { c.d2h(); });
   return t;
 }
 
@@ -79,12 +68,35 @@ void measure(Case& c, Result& r, CopyMode mode) {
     r.gbps = r.bytes / (r.kernel.median * 1e6);
     r.gflops = r.flops / (r.kernel.median * 1e6);
   }
+  if (copies) {
+    r.h2d_gbps = r.h2d.median > 0 ? c.h2d_bytes() / (r.h2d.median * 1e6) : 0.0;
+    r.d2h_gbps = r.d2h.median > 0 ? c.d2h_bytes() / (r.d2h.median * 1e6) : 0.0;
+  }
   r.check = c.verify(r.variant);
   r.status = r.check.pass ? Status::pass : Status::fail;
   if (mode == CopyMode::none)
     r.note = "inputs created in the space: kernel alone";
   else if (c.copies_alias())
     r.note = "host space: the mirror is the data, nothing to copy";
+}
+
+// The row's rates as fractions of the limits calibrated for its space.
+void compare_with_limits(Result& r, const SpaceLimits& lim, const std::string& bound) {
+  if (bound == "compute") {
+    const auto it = lim.gemm_gflops.find(r.dtype);
+    if (it != lim.gemm_gflops.end() && it->second > 0) {
+      r.limit = fmt::format("gemm {:.0f} GFLOP/s", it->second);
+      r.pct_of_limit = r.gflops / it->second;
+    }
+  } else if (lim.copy_gbps() > 0) {
+    r.limit = fmt::format("copy {:.0f} GB/s", lim.copy_gbps());
+    r.pct_of_limit = r.gbps / lim.copy_gbps();
+  }
+  const std::string mode(to_string(r.copies));
+  if (const double best = lim.transfer_gbps("h2d_" + mode); best > 0 && r.h2d_gbps > 0)
+    r.h2d_pct_of_limit = r.h2d_gbps / best;
+  if (const double best = lim.transfer_gbps("d2h_" + mode); best > 0 && r.d2h_gbps > 0)
+    r.d2h_pct_of_limit = r.d2h_gbps / best;
 }
 
 }  // namespace
@@ -195,6 +207,8 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
               Result r = entry(variant);
               try {
                 measure(*c, r, mode);
+                if (const SpaceLimits* lim = options.limits ? options.limits->find(space) : nullptr)
+                  compare_with_limits(r, *lim, info.bound);
               } catch (const std::exception& e) {
                 r.status = Status::error;
                 r.note = e.what();

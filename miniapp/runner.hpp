@@ -14,8 +14,11 @@
 
 namespace portalab {
 
+struct Calibration;
+
 struct RunOptions {
   std::optional<std::string> out_dir;  // results.csv and results.json go here
+  const Calibration* limits = nullptr;  // fills each row's limit and pct_of_limit
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
 };

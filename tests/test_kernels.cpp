@@ -1,4 +1,5 @@
 // The kernels of kernels/ in every enabled space, against plain host loops.
+#include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
 #include "spaces_types.hpp"
 

@@ -1,7 +1,7 @@
 // z = x: the memory-bandwidth yardstick that streaming experiments are
 // measured against in the same run.
 #include "experiment.hpp"
-#include "kernels/vector_poly.hpp"
+#include "kernels/stream.hpp"
 
 namespace portalab {
 namespace {

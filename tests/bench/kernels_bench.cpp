@@ -2,6 +2,7 @@
 // Manual time: each iteration ends with a fence on the instance that ran it;
 // bytes_per_second comes from each kernel's declared traffic.
 //   build/host/tests/portalab_bench --benchmark_filter=OpenMP
+#include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
 #include "spaces.hpp"
 

@@ -1,0 +1,262 @@
+#include "calibrate.hpp"
+
+#include "deck.hpp"
+#include "dtype.hpp"
+#include "kernels/stream.hpp"
+#include "library_probe.hpp"
+#include "result.hpp"
+#include "spaces.hpp"
+#include "timing.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+
+namespace portalab {
+
+double SpaceLimits::copy_gbps() const { return std::max(copy_kernel_gbps, copy_deep_copy_gbps); }
+
+double SpaceLimits::transfer_gbps(const std::string& kind) const {
+  const auto it = transfers.find(kind);
+  double best = 0.0;
+  if (it != transfers.end())
+    for (const auto& p : it->second) best = std::max(best, p.gbps);
+  return best;
+}
+
+const SpaceLimits* Calibration::find(const std::string& space) const {
+  for (const auto& s : spaces)
+    if (s.space == space) return &s;
+  return nullptr;
+}
+
+namespace {
+
+struct Sizes {
+  std::size_t stream_elements;               // doubles per array
+  std::vector<std::size_t> transfer_bytes;
+  std::size_t gemm_n;
+  int reps;
+};
+
+// Large enough to leave the caches and reach the plateau, small enough that
+// calibration takes seconds (quick) or well under 30 s (full).
+Sizes sizes_for(bool host, bool quick) {
+  if (host)
+    return quick ? Sizes{1u << 23, {}, 512, 5} : Sizes{1u << 25, {}, 2048, 10};
+  return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
+               : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
+}
+
+double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
+
+template <class Space>
+void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using View = Kokkos::View<double*, typename Space::memory_space>;
+  const std::size_t n = z.stream_elements;
+  View a("a", n), b("b", n), c("c", n);
+  Kokkos::deep_copy(exec, b, 1.0);
+  Kokkos::deep_copy(exec, c, 2.0);
+  Space e = exec;
+  const double copy_bytes = 2.0 * sizeof(double) * n;
+  s.stream_bytes = sizeof(double) * n;
+  s.copy_kernel_gbps = gbps(
+      copy_bytes, summarize(sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); })).median);
+  s.copy_deep_copy_gbps = gbps(
+      copy_bytes, summarize(sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); })).median);
+  s.triad_gbps = gbps(3.0 * sizeof(double) * n,
+                      summarize(sample_ms(e, 2, z.reps, [&] {
+                        kernels::stream_triad(exec, 3.0, a, b, c);
+                      })).median);
+  // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
+  if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
+}
+
+template <class Space>
+void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using Pinned = typename PinnedHostSpace<Space>::type;
+  if constexpr (!is_host_space_v<Space> && !std::is_void_v<Pinned>) {
+    for (std::size_t bytes : z.transfer_bytes) {
+      const std::size_t n = bytes / sizeof(double);
+      Kokkos::View<double*, typename Space::memory_space> device("device", n);
+      Kokkos::View<double*, Kokkos::HostSpace> pageable("pageable", n);
+      Kokkos::View<double*, Pinned> pinned("pinned", n);
+      Space e = exec;
+      auto point = [&](const char* kind, auto&& copy) {
+        const double ms = summarize(sample_ms(e, 1, z.reps, copy)).median;
+        s.transfers[kind].push_back({bytes, gbps(static_cast<double>(bytes), ms)});
+      };
+      point("h2d_pageable", [&] { Kokkos::deep_copy(exec, device, pageable); });
+      point("d2h_pageable", [&] { Kokkos::deep_copy(exec, pageable, device); });
+      point("h2d_pinned", [&] { Kokkos::deep_copy(exec, device, pinned); });
+      point("d2h_pinned", [&] { Kokkos::deep_copy(exec, pinned, device); });
+    }
+  }
+}
+
+template <class Space, class T>
+void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft,
+                              Kokkos::Device<Space, typename Space::memory_space>>;
+  const std::size_t n = z.gemm_n;
+  Matrix a("A", n, n), b("B", n, n), c("C", n, n);
+  Kokkos::deep_copy(exec, a, T(1));
+  Kokkos::deep_copy(exec, b, T(0.5));
+  auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
+  {
+    // Untimed first call: which library served it, from its profiling region
+    // (recording may add fences, so it stays out of the timing).
+    RegionRecorder recorder;
+    gemm();
+    exec.fence();
+    s.gemm_library[std::string(dtype_name<T>())] = recorder.library();
+  }
+  Space e = exec;
+  const double ms = summarize(sample_ms(e, 1, std::max(3, z.reps / 2), gemm)).median;
+  s.gemm_gflops[std::string(dtype_name<T>())] = 2.0 * n * n * n / (ms * 1e6);
+  T corner{};
+  Kokkos::deep_copy(corner, Kokkos::subview(c, n - 1, n - 1));
+  if (corner != T(0.5) * static_cast<T>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: gemm check failed", Space::name()));
+  s.gemm_n = n;
+}
+
+template <class Space>
+void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
+  constexpr int launches = 200;
+  Space e = exec;
+  std::vector<double> per_launch_us;
+  for (int r = 0; r < reps + 1; ++r) {
+    const double ms = fenced_ms(e, [&] {
+      for (int i = 0; i < launches; ++i) {
+        kernels::empty_kernel(exec);
+        exec.fence();
+      }
+    });
+    if (r > 0) per_launch_us.push_back(1e3 * ms / launches);  // the first one warms up
+  }
+  s.launch_us = summarize(per_launch_us).median;
+}
+
+}  // namespace
+
+Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Calibration cal;
+  cal.mode = options.quick ? "quick" : "full";
+  auto say = [&](const std::string& what) {
+    if (options.progress) fmt::print(*options.progress, "calibrate: {}\n", what);
+  };
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    const std::string name = Space::name();
+    if (!spaces.empty() && std::find(spaces.begin(), spaces.end(), name) == spaces.end()) return;
+    SpaceLimits s;
+    s.space = name;
+    s.host = is_host_space_v<Space>;
+    const Sizes z = sizes_for(s.host, options.quick);
+    const Space exec;
+    say(name + ": copy and triad bandwidth");
+    measure_stream(exec, s, z);
+    if (!s.host) {
+      say(name + ": host<->device bandwidth, pageable and pinned");
+      measure_transfers(exec, s, z);
+    }
+    say(fmt::format("{}: vendor gemm, n = {}", name, z.gemm_n));
+    measure_gemm<Space, float>(exec, s, z);
+    measure_gemm<Space, double>(exec, s, z);
+    say(name + ": kernel launch latency");
+    measure_launch(exec, s, z.reps);
+    cal.spaces.push_back(std::move(s));
+  });
+  cal.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return cal;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  nlohmann::json spaces = nlohmann::json::array();
+  for (const auto& s : c.spaces) {
+    nlohmann::json transfers = nlohmann::json::object();
+    for (const auto& [kind, points] : s.transfers) {
+      nlohmann::json sweep = nlohmann::json::array();
+      for (const auto& p : points) sweep.push_back({{"bytes", p.bytes}, {"gbps", p.gbps}});
+      transfers[kind] = {{"best_gbps", s.transfer_gbps(kind)}, {"sweep", sweep}};
+    }
+    spaces.push_back({{"space", s.space},
+                      {"host", s.host},
+                      {"copy_gbps", s.copy_gbps()},
+                      {"copy_kernel_gbps", s.copy_kernel_gbps},
+                      {"copy_deep_copy_gbps", s.copy_deep_copy_gbps},
+                      {"triad_gbps", s.triad_gbps},
+                      {"stream_bytes", s.stream_bytes},
+                      {"transfers", transfers},
+                      {"gemm_gflops", s.gemm_gflops},
+                      {"gemm_library", s.gemm_library},
+                      {"gemm_n", s.gemm_n},
+                      {"launch_us", s.launch_us}});
+  }
+  return {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
+}
+
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& path) {
+  try {
+    Calibration c;
+    c.mode = j.at("mode").get<std::string>();
+    c.seconds = j.at("seconds").get<double>();
+    for (const auto& js : j.at("spaces")) {
+      SpaceLimits s;
+      s.space = js.at("space").get<std::string>();
+      s.host = js.at("host").get<bool>();
+      s.copy_kernel_gbps = js.at("copy_kernel_gbps").get<double>();
+      s.copy_deep_copy_gbps = js.at("copy_deep_copy_gbps").get<double>();
+      s.triad_gbps = js.at("triad_gbps").get<double>();
+      s.stream_bytes = js.at("stream_bytes").get<std::size_t>();
+      for (const auto& [kind, t] : js.at("transfers").items())
+        for (const auto& p : t.at("sweep"))
+          s.transfers[kind].push_back({p.at("bytes").get<std::size_t>(), p.at("gbps").get<double>()});
+      s.gemm_gflops = js.at("gemm_gflops").get<std::map<std::string, double>>();
+      s.gemm_library = js.at("gemm_library").get<std::map<std::string, std::string>>();
+      s.gemm_n = js.at("gemm_n").get<std::size_t>();
+      s.launch_us = js.at("launch_us").get<double>();
+      c.spaces.push_back(std::move(s));
+    }
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not a portalab calibration file: {}", path, e.what()));
+  }
+}
+
+std::string format_calibration(const Calibration& c) {
+  std::string out = fmt::format(
+      "\nmachine limits ({} calibration, {:.1f} s; bandwidths count bytes read + written)\n"
+      "{:<8} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>10}\n",
+      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "h2d pageab", "h2d pinned",
+      "d2h pageab", "d2h pinned", "sgemm GFLOP/s", "dgemm GFLOP/s", "launch µs");
+  for (const auto& s : c.spaces) {
+    auto t = [&](const char* kind) {
+      return s.host ? std::string("-") : fmt::format("{:.1f}", s.transfer_gbps(kind));
+    };
+    auto g = [&](const char* dtype) {
+      const auto it = s.gemm_gflops.find(dtype);
+      return it == s.gemm_gflops.end()
+                 ? std::string("-")
+                 : fmt::format("{:.0f} {}", it->second, s.gemm_library.at(dtype));
+    };
+    out += fmt::format("{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>11} {:>11} {:>11} {:>11} {:>13} "
+                       "{:>13} {:>10.2f}\n",
+                       s.space, s.copy_kernel_gbps, s.copy_deep_copy_gbps, s.triad_gbps,
+                       t("h2d_pageable"), t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"),
+                       g("float32"), g("float64"), s.launch_us);
+  }
+  return out;
+}
+
+}  // namespace portalab

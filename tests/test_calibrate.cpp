@@ -1,0 +1,96 @@
+// Calibration: every field present and sane (positive, finite) in every
+// compiled host space, a file that reads back the same, and result rows
+// compared with the limits. No speed is asserted.
+#include "calibrate.hpp"
+#include "deck.hpp"
+#include "experiment.hpp"
+#include "runner.hpp"
+#include "spaces.hpp"
+
+#include <KokkosKernels_config.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+std::vector<std::string> host_spaces() {
+  std::vector<std::string> out;
+  for (const auto& s : portalab::enabled_space_names())
+    if (portalab::is_host_space(s)) out.push_back(s);
+  return out;
+}
+
+const portalab::Calibration& quick_calibration() {
+  static const portalab::Calibration cal = [] {
+    portalab::CalibrationOptions o;
+    o.quick = true;
+    return portalab::calibrate(host_spaces(), o);
+  }();
+  return cal;
+}
+
+bool sane(double v) { return std::isfinite(v) && v > 0; }
+
+TEST(Calibrate, JsonHasEveryFieldWithSaneValues) {
+  const auto j = portalab::to_json(quick_calibration());
+  EXPECT_EQ(j["mode"], "quick");
+  EXPECT_TRUE(sane(j["seconds"].get<double>()));
+  ASSERT_EQ(j["spaces"].size(), host_spaces().size());
+  for (const auto& s : j["spaces"]) {
+    SCOPED_TRACE(s["space"].get<std::string>());
+    EXPECT_TRUE(s["host"].get<bool>());
+    for (const char* k : {"copy_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
+                          "launch_us"})
+      EXPECT_TRUE(sane(s[k].get<double>())) << k << " = " << s[k];
+    EXPECT_GT(s["stream_bytes"].get<std::size_t>(), 0u);
+    EXPECT_GT(s["gemm_n"].get<std::size_t>(), 0u);
+    for (const char* dtype : {"float32", "float64"}) {
+      EXPECT_TRUE(sane(s["gemm_gflops"][dtype].get<double>())) << dtype;
+      EXPECT_FALSE(s["gemm_library"][dtype].get<std::string>().empty()) << dtype;
+    }
+    EXPECT_TRUE(s["transfers"].empty());  // a host space has nothing to transfer
+  }
+}
+
+TEST(Calibrate, GemmLibraryIsReadFromTheRegionKokkosKernelsPushed) {
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  for (const auto& s : quick_calibration().spaces)
+    EXPECT_EQ(s.gemm_library.at("float64"), "BLAS") << s.space;
+#else
+  GTEST_SKIP() << "Kokkos Kernels built without a BLAS TPL";
+#endif
+}
+
+TEST(Calibrate, FileReadsBackTheSame) {
+  const auto& cal = quick_calibration();
+  const auto back = portalab::calibration_from_json(portalab::to_json(cal), "mem.json");
+  EXPECT_EQ(portalab::to_json(back), portalab::to_json(cal));
+  EXPECT_THROW(portalab::calibration_from_json(nlohmann::json{{"mode", "quick"}}, "bad.json"),
+               portalab::InputError);
+}
+
+TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
+  const auto deck = portalab::parse_deck(
+      "reps = 2\nwarmups = 0\ncopies = \"none\"\n[vector_poly]\nsizes = [1000]\nvariants = "
+      "[\"fused\"]\n",
+      "inline.toml", portalab::catalog());
+  portalab::Calibration cal;
+  for (const auto& s : portalab::enabled_space_names()) {
+    portalab::SpaceLimits lim;
+    lim.space = s;
+    lim.copy_kernel_gbps = 10.0;
+    lim.copy_deep_copy_gbps = 20.0;  // the better copy is the limit
+    cal.spaces.push_back(lim);
+  }
+  portalab::RunOptions options;
+  options.limits = &cal;
+  const auto summary = portalab::run_deck(deck, options, nlohmann::json::object());
+  ASSERT_FALSE(summary.results.empty());
+  for (const auto& r : summary.results) {
+    EXPECT_EQ(r.limit, "copy 20 GB/s");
+    EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / 20.0);
+  }
+}
+
+}  // namespace
