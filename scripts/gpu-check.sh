@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU node: run the test suite, then the default, bandwidth and lab-6
-# decks, and print each streaming result as a fraction of the copy bandwidth
-# measured in the same run. Results go under OUT (default results/gpu-check).
+# decks, each calibrating the machine's limits first, and print each result
+# against them. Results go under OUT (default results/gpu-check).
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
 set -euo pipefail
 bin=${1:-build/cuda}
@@ -20,7 +20,8 @@ for deck in default bandwidth lab6-vector; do
   "$bin/portalab" run "inputs/$deck.toml" --out "$out/$deck" >"$out/$deck.txt" || status=1
   cat "$out/$deck.txt"
 done
-echo "=== streaming kernels against the copy bandwidth of the same run"
-python3 "$(dirname "$0")/ratio_to_copy.py" "$out/bandwidth/results.json"
-python3 "$(dirname "$0")/ratio_to_copy.py" "$out/lab6-vector/results.json"
+echo "=== results against the limits measured in the same run"
+for deck in bandwidth lab6-vector; do
+  python3 "$(dirname "$0")/pct_of_limit.py" "$out/$deck/results.json" --min-n 1000000
+done
 exit $status
