@@ -4,6 +4,7 @@
 #include "dtype.hpp"
 #include "kernels/stream.hpp"
 #include "library_probe.hpp"
+#include "memory.hpp"
 #include "result.hpp"
 #include "spaces.hpp"
 #include "timing.hpp"
@@ -16,11 +17,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <ostream>
 
 namespace portalab {
 
-double SpaceLimits::copy_gbps() const { return std::max(copy_kernel_gbps, copy_deep_copy_gbps); }
+double SpaceLimits::memory_gbps() const {
+  return std::max({copy_kernel_gbps, copy_deep_copy_gbps, triad_gbps});
+}
 
 double SpaceLimits::transfer_gbps(const std::string& kind) const {
   const auto it = transfers.find(kind);
@@ -45,11 +49,33 @@ struct Sizes {
   int reps;
 };
 
-// Large enough to leave the caches and reach the plateau, small enough that
+// The largest CPU cache, from sysfs (a server's L3 can hold 300 MB: arrays
+// that fit in it measure the cache, not the memory).
+std::size_t last_level_cache_bytes() {
+  std::size_t largest = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
+    std::size_t value = 0;
+    char unit = 0;
+    if (!(in >> value)) continue;
+    in >> unit;
+    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    largest = std::max(largest, value * scale);
+  }
+  return largest;
+}
+
+// Large enough to leave the caches and reach the plateau (host arrays at
+// least 4x the last-level cache; a GPU's L2 is tens of MB), small enough that
 // calibration takes seconds (quick) or well under 30 s (full).
 Sizes sizes_for(bool host, bool quick) {
-  if (host)
-    return quick ? Sizes{1u << 23, {}, 512, 5} : Sizes{1u << 25, {}, 2048, 10};
+  if (host) {
+    const std::size_t beyond_cache = 4 * last_level_cache_bytes() / sizeof(double);
+    // Three arrays: keep them within a quarter of the memory available.
+    const std::size_t fits = host_available_bytes() / 4 / 3 / sizeof(double);
+    const std::size_t n = std::min(std::max<std::size_t>(1u << 23, beyond_cache), fits);
+    return quick ? Sizes{n, {}, 512, 3} : Sizes{n, {}, 2048, 10};
+  }
   return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
                : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
 }
@@ -192,7 +218,7 @@ nlohmann::json to_json(const Calibration& c) {
     }
     spaces.push_back({{"space", s.space},
                       {"host", s.host},
-                      {"copy_gbps", s.copy_gbps()},
+                      {"memory_gbps", s.memory_gbps()},
                       {"copy_kernel_gbps", s.copy_kernel_gbps},
                       {"copy_deep_copy_gbps", s.copy_deep_copy_gbps},
                       {"triad_gbps", s.triad_gbps},

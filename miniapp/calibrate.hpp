@@ -26,7 +26,7 @@ struct SpaceLimits {
   double copy_kernel_gbps = 0.0;     // a parallel_for copy
   double copy_deep_copy_gbps = 0.0;  // Kokkos::deep_copy (memcpy / cudaMemcpy)
   double triad_gbps = 0.0;           // a = b + s*c
-  std::size_t stream_bytes = 0;      // size of each array of those
+  std::size_t stream_bytes = 0;      // size of each array of those: beyond the last cache
   // Host<->device, device spaces only: sizes swept, and the best of each.
   std::map<std::string, std::vector<TransferPoint>> transfers;  // "h2d_pinned", ...
   // Vendor gemm, GFLOP/s by dtype, with the library that ran (from its region name).
@@ -35,7 +35,8 @@ struct SpaceLimits {
   std::size_t gemm_n = 0;
   double launch_us = 0.0;  // an empty kernel: launch and fence, median
 
-  double copy_gbps() const;  // the best copy: the memory-bandwidth limit
+  // The memory-bandwidth limit: the best of copy, memcpy and triad.
+  double memory_gbps() const;
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
 };
 

@@ -88,9 +88,9 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const std::string& b
       r.limit = fmt::format("gemm {:.0f} GFLOP/s", it->second);
       r.pct_of_limit = r.gflops / it->second;
     }
-  } else if (lim.copy_gbps() > 0) {
-    r.limit = fmt::format("copy {:.0f} GB/s", lim.copy_gbps());
-    r.pct_of_limit = r.gbps / lim.copy_gbps();
+  } else if (lim.memory_gbps() > 0) {
+    r.limit = fmt::format("memory {:.0f} GB/s", lim.memory_gbps());
+    r.pct_of_limit = r.gbps / lim.memory_gbps();
   }
   const std::string mode(to_string(r.copies));
   if (const double best = lim.transfer_gbps("h2d_" + mode); best > 0 && r.h2d_gbps > 0)

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def roofline(space_limits, rows, space, path):
-    bw = max(space_limits["copy_gbps"], space_limits["triad_gbps"])
+    bw = space_limits["memory_gbps"]
     peaks = space_limits["gemm_gflops"]
     points = [r for r in rows if r["space"] == space and r["flops"] > 0 and r["bytes"] > 0
               and r["check"] == "PASS"]
@@ -28,7 +28,7 @@ def roofline(space_limits, rows, space, path):
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     for dtype, peak in sorted(peaks.items()):
         ax.plot(xs, [min(peak, bw * x) for x in xs],
-                label=f"{dtype}: gemm {peak:.0f} GFLOP/s, copy {bw:.0f} GB/s")
+                label=f"{dtype}: gemm {peak:.0f} GFLOP/s, memory {bw:.0f} GB/s")
     markers = "os^vD<>px*"
     labels = sorted({(r["experiment"], r["variant"]) for r in points})
     for i, (exp, var) in enumerate(labels):
