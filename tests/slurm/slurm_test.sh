@@ -26,7 +26,7 @@ stop_all() {
   local rc=$?
   set +e
   if [ -f "$tmp/run/slurmctld.pid" ]; then
-    scancel --full "--name=portalab" "--name=portalab-sweep" "--name=portalab-profile" 2>/dev/null
+    scancel --full --user="$(id -un)" 2>/dev/null  # every job: this Slurm is ours alone
   fi
   # Reverse order: slurmd, slurmctld, then munged (they need it to the end).
   for ((i = ${#started[@]} - 1; i >= 0; i--)); do
