@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""PNG plots of portalab results, four per experiment:
+
+  <experiment>_time.png     total time (median, bars from min to max) versus
+                            size, log-log, one line per space and copy mode
+  <experiment>_speedup.png  speedup over the baseline space at one size, with
+                            copies (pageable, pinned) and without (none)
+  <experiment>_phases.png   h2d / kernel / d2h medians stacked, at one size
+  <experiment>_rate.png     achieved GB/s or GFLOP/s of the kernel phase
+                            versus size
+
+Each figure has one panel per type (rows) and variant (columns). Only rows
+whose check passed are drawn; a key measured by several runs is drawn from
+the newest.
+
+    scripts/plot.py results/1234 --out plots/1234
+    scripts/plot.py a/results.json b/results.json --out plots --experiment vector_poly --n 1e8
+"""
+import argparse
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # batch nodes have no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+import portalab_results as pr  # noqa: E402
+
+COPIES_ORDER = ["pageable", "pinned", "none"]
+LINESTYLE = {"pageable": "-", "pinned": "--", "none": ":"}
+PHASE_COLOR = {"h2d": "tab:orange", "kernel": "tab:blue", "d2h": "tab:green"}
+
+
+def series_name(r, many_hosts):
+    # The host only when the figure mixes hosts, to keep legends short.
+    return f"{r['hostname']}/{r['space']}" if many_hosts else r["space"]
+
+
+def many_hosts(rows):
+    return len({r["hostname"] for r in rows}) > 1
+
+
+def panels(rows):
+    dtypes = sorted({r["dtype"] for r in rows})
+    variants = sorted({r["variant"] for r in rows})
+    fig, axes = plt.subplots(len(dtypes), len(variants), squeeze=False,
+                             figsize=(5.5 * len(variants), 4.2 * len(dtypes)))
+    for i, d in enumerate(dtypes):
+        for j, v in enumerate(variants):
+            ax = axes[i][j]
+            ax.set_title(f"{v}, {d}", fontsize=10)
+            yield fig, ax, [r for r in rows if r["dtype"] == d and r["variant"] == v]
+
+
+def colors_for(rows, many):
+    names = sorted({series_name(r, many) for r in rows})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {n: cycle[i % len(cycle)] for i, n in enumerate(names)}
+
+
+def line_plot(rows, experiment, ylabel, value, spread=None, title=""):
+    many = many_hosts(rows)
+    color = colors_for(rows, many)
+    fig = None
+    for fig, ax, sub in panels(rows):
+        series = {}
+        for r in sub:
+            series.setdefault((series_name(r, many), r["copies"]), []).append(r)
+        for (name, copies), pts in sorted(series.items()):
+            pts.sort(key=lambda r: r["n"])
+            x = [r["n"] for r in pts]
+            y = [value(r) for r in pts]
+            kw = dict(color=color[name], linestyle=LINESTYLE.get(copies, "-"), marker="o",
+                      markersize=4, label=f"{name} {copies}")
+            if spread:
+                lo, hi = zip(*(spread(r) for r in pts))
+                ax.errorbar(x, y, yerr=[[a - b for a, b in zip(y, lo)],
+                                        [b - a for a, b in zip(y, hi)]], capsize=2, **kw)
+            else:
+                ax.plot(x, y, **kw)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("n (elements)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{experiment}: {title}")
+    fig.tight_layout()
+    return fig
+
+
+def size_for(sub, n):
+    sizes = sorted({r["n"] for r in sub})
+    if n is None:
+        return sizes[-1] if sizes else None
+    return n if n in sizes else None
+
+
+def bar_groups(sub, many):
+    """(space label, copies) pairs present, in a stable order."""
+    spaces = []
+    for r in sub:
+        if series_name(r, many) not in spaces:
+            spaces.append(series_name(r, many))
+    copies = [c for c in COPIES_ORDER if any(r["copies"] == c for r in sub)]
+    return spaces, copies
+
+
+def speedup_plot(rows, experiment, n):
+    many = many_hosts(rows)
+    fig = None
+    for fig, ax, sub in panels(rows):
+        size = size_for(sub, n)
+        sub = [r for r in sub if r["n"] == size and r.get("speedup")]
+        spaces, copies = bar_groups(sub, many)
+        width = 0.8 / max(len(copies), 1)
+        for k, c in enumerate(copies):
+            xs, ys = [], []
+            for i, s in enumerate(spaces):
+                for r in sub:
+                    if series_name(r, many) == s and r["copies"] == c:
+                        xs.append(i + (k - (len(copies) - 1) / 2) * width)
+                        ys.append(r["speedup"])
+            label = f"without copies ({c})" if c == "none" else f"with copies ({c})"
+            bars = ax.bar(xs, ys, width, label=label)
+            ax.bar_label(bars, fmt="%.2g", fontsize=7)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(spaces)), spaces)
+        ax.set_ylabel(f"speedup over {sub[0]['baseline'] if sub else 'baseline'}")
+        ax.set_title(f"{ax.get_title()}, n={size:.3g}" if size else ax.get_title(), fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{experiment}: speedup (total time, baseline / space)")
+    fig.tight_layout()
+    return fig
+
+
+def phases_plot(rows, experiment, n):
+    many = many_hosts(rows)
+    fig = None
+    for fig, ax, sub in panels(rows):
+        size = size_for(sub, n)
+        sub = [r for r in sub if r["n"] == size]
+        spaces, copies = bar_groups(sub, many)
+        bars = [(s, c) for s in spaces for c in copies
+                if any(series_name(r, many) == s and r["copies"] == c for r in sub)]
+        bottom = [0.0] * len(bars)
+        for phase in ("h2d", "kernel", "d2h"):
+            ys = [next(r[f"{phase}_ms"] for r in sub
+                       if series_name(r, many) == s and r["copies"] == c) for s, c in bars]
+            ax.bar(range(len(bars)), ys, 0.6, bottom=bottom, label=phase,
+                   color=PHASE_COLOR[phase])
+            bottom = [b + y for b, y in zip(bottom, ys)]
+        ax.set_xticks(range(len(bars)), [f"{s}\n{c}" for s, c in bars], fontsize=8,
+                      rotation=30 if many else 0)
+        ax.set_ylabel("median time (ms)")
+        ax.set_title(f"{ax.get_title()}, n={size:.3g}" if size else ax.get_title(), fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{experiment}: phases (host spaces copy nothing)")
+    fig.tight_layout()
+    return fig
+
+
+def rate_metric(rows, choice):
+    if choice != "auto":
+        return choice
+    # FLOP-bound when an experiment does more than a few FLOPs per byte.
+    intensity = max((r["flops"] / r["bytes"] for r in rows if r["bytes"]), default=0.0)
+    return "gflops" if intensity > 4 else "gbps"
+
+
+def plot_experiment(rows, experiment, out, n=None, rate="auto"):
+    rows = [r for r in rows if r["experiment"] == experiment]
+    metric = rate_metric(rows, rate)
+    figures = {
+        "time": line_plot(rows, experiment, "total time (ms)", lambda r: r["total_ms"],
+                          lambda r: (r["total_min_ms"], r["total_max_ms"]),
+                          "time versus size (median, min to max)"),
+        "speedup": speedup_plot(rows, experiment, n),
+        "phases": phases_plot(rows, experiment, n),
+        "rate": line_plot(rows, experiment, {"gbps": "GB/s", "gflops": "GFLOP/s"}[metric],
+                          lambda r: r[metric], None,
+                          f"achieved {'bandwidth' if metric == 'gbps' else 'FLOP rate'}"
+                          " of the kernel phase"),
+    }
+    written = []
+    for kind, fig in figures.items():
+        path = os.path.join(out, f"{experiment}_{kind}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", help="results.json files or folders holding them")
+    ap.add_argument("--out", required=True, help="folder for the PNGs")
+    ap.add_argument("--experiment", action="append", help="only these (repeatable)")
+    ap.add_argument("--n", type=float, help="size of the bar charts (default: the largest)")
+    ap.add_argument("--rate", choices=["auto", "gbps", "gflops"], default="auto")
+    args = ap.parse_args(argv)
+    try:
+        rows = pr.newest_per_key([r for r in pr.load(args.paths) if pr.passed(r)])
+    except pr.ResultsError as e:
+        pr.fail(str(e))
+    experiments = sorted({r["experiment"] for r in rows})
+    for e in args.experiment or []:
+        if e not in experiments:
+            pr.fail(f"no passed rows of experiment {e} (there are: {', '.join(experiments)})")
+    os.makedirs(args.out, exist_ok=True)
+    n = int(args.n) if args.n else None
+    for e in args.experiment or experiments:
+        for path in plot_experiment(rows, e, args.out, n, args.rate):
+            print(path)
+    if not experiments:
+        pr.fail("no passed rows to plot")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

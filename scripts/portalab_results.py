@@ -1,0 +1,119 @@
+"""Reading portalab's results.json files: shared by collect.py, plot.py and
+compare.py so that the three agree on what a row and its key are.
+
+A row is one entry of a file's "results" list, flattened: the row's own
+fields, the phase statistics as <phase>_<stat>_ms (total_min_ms, ...), and
+the run it came from (host name, the device of the row's space, Slurm job,
+deck, git commit, start time, file path).
+"""
+import json
+import os
+import sys
+
+PHASES = ("h2d", "kernel", "d2h", "total")
+STATS = ("min_ms", "max_ms", "std_ms")
+
+# What one measurement is: the machine (host and the device the space ran on),
+# then what ran. Two rows with the same key measured the same thing.
+MACHINE_KEY = ("hostname", "device")
+ENTRY_KEY = ("space", "experiment", "variant", "dtype", "n", "copies")
+KEY = MACHINE_KEY + ENTRY_KEY
+
+RUN_FIELDS = ("job_id", "array_task_id", "deck", "git_commit", "started_at", "source")
+
+
+class ResultsError(Exception):
+    """A file that is not a portalab results.json, or no file at all."""
+
+
+def find_results(paths):
+    """The results.json files named by paths: files as given, folders searched
+    recursively (a Slurm job's results/<job id>/ holds one per deck)."""
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                if "results.json" in names:
+                    found.append(os.path.join(root, "results.json"))
+            if not found:
+                raise ResultsError(f"{p}: no results.json below this folder")
+            files += found
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise ResultsError(f"{p}: no such file or folder")
+    return files
+
+
+def flatten(row, run, devices):
+    out = {k: v for k, v in row.items() if k != "stats"}
+    for phase in PHASES:
+        stats = row.get("stats", {}).get(phase, {})
+        for s in STATS:
+            out[f"{phase}_{s}"] = stats.get(s)
+    out["hostname"] = run["hostname"]
+    out["device"] = devices.get(row["space"], "")
+    out.update({k: run[k] for k in RUN_FIELDS})
+    return out
+
+
+def read_file(path):
+    """The flattened rows of one results.json."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        prov = doc["provenance"]
+        rows = doc["results"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{path}: not a portalab results.json ({e})") from e
+    slurm = prov.get("slurm", {})
+    run = {
+        "hostname": prov.get("host", {}).get("hostname", ""),
+        "job_id": slurm.get("job_id", ""),
+        "array_task_id": slurm.get("array_task_id", ""),
+        "deck": prov.get("deck", {}).get("path", ""),
+        "git_commit": prov.get("portalab", {}).get("git_commit", "")[:12],
+        "started_at": prov.get("started_at", ""),
+        "source": path,
+    }
+    devices = {d["space"]: d.get("name", "") for d in prov.get("devices", [])}
+    return [flatten(r, run, devices) for r in rows]
+
+
+def load(paths):
+    """Every row of every results.json under paths."""
+    rows = []
+    for f in find_results(paths):
+        rows += read_file(f)
+    return rows
+
+
+def key_of(row, fields=KEY):
+    return tuple(row[k] for k in fields)
+
+
+def newest_per_key(rows):
+    """One row per key: that of the most recent run."""
+    newest = {}
+    for r in rows:
+        k = key_of(r)
+        if k not in newest or r["started_at"] > newest[k]["started_at"]:
+            newest[k] = r
+    return list(newest.values())
+
+
+def sort_key(row):
+    # n numerically, the rest as text.
+    return tuple(row[k] if k == "n" else str(row[k]) for k in KEY)
+
+
+def passed(row):
+    return row.get("check") == "PASS"
+
+
+def fail(message):
+    """Bad input: message on stderr, exit status 2 as portalab itself."""
+    print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# Sourced by portalab's job scripts: modules, OpenMP environment from the
+# allocation, the binary, the results folder. Not a job script itself.
+
+portalab_setup() {
+  set -euo pipefail
+  cd "${SLURM_SUBMIT_DIR:-.}"
+  if [ -n "${PORTALAB_MODULES:-}" ]; then
+    if command -v module >/dev/null 2>&1; then
+      # shellcheck disable=SC2086  # a list of module names
+      module load $PORTALAB_MODULES
+    else
+      echo "portalab: no 'module' command here: not loading $PORTALAB_MODULES" >&2
+    fi
+  fi
+  # One OpenMP thread per CPU Slurm gave this job, spread over them and pinned,
+  # so that the OpenMP space uses the allocation and nothing else.
+  local cpus=${SLURM_CPUS_PER_TASK:-${SLURM_CPUS_ON_NODE:-$(nproc)}}
+  export OMP_NUM_THREADS=$cpus
+  export OMP_PROC_BIND=spread
+  export OMP_PLACES=threads
+  PORTALAB_BIN=${PORTALAB_BIN:-${PORTALAB_BUILD:-build/cuda}/portalab}
+  if [ ! -x "$PORTALAB_BIN" ]; then
+    echo "portalab: no executable $PORTALAB_BIN (set PORTALAB_BUILD in scripts/slurm/site.sh)" >&2
+    exit 2
+  fi
+  # Extra arguments for every portalab run, e.g. PORTALAB_ARGS="--set reps=3".
+  # Split on blanks only: no globbing of [1e6,1e7].
+  read -r -a PORTALAB_EXTRA <<<"${PORTALAB_ARGS:-}"
+  PORTALAB_LAUNCH=()
+  echo "portalab: job ${SLURM_JOB_ID:-none} on $(hostname): OMP_NUM_THREADS=$OMP_NUM_THREADS" \
+       "OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=$OMP_PLACES" \
+       "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset} bin=$PORTALAB_BIN"
+}
+
+# results/<job id>/ (an array's tasks share their array job's folder).
+portalab_job_dir() {
+  echo "${PORTALAB_RESULTS:-results}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-local}}"
+}
+
+# Where portalab_run_deck DECK writes: <job dir>/<deck name>/.
+portalab_deck_dir() {
+  echo "$(portalab_job_dir)/$(basename "$1" .toml)"
+}
+
+# portalab_run_deck DECK [portalab args]: runs DECK into portalab_deck_dir,
+# table on stdout and in table.txt; returns portalab's exit status. A command
+# in the array PORTALAB_LAUNCH (a profiler) runs portalab.
+portalab_run_deck() {
+  local deck=$1; shift
+  local out
+  out=$(portalab_deck_dir "$deck")
+  mkdir -p "$out"
+  "$PORTALAB_BIN" info >"$out/info.json"
+  local status=0
+  "${PORTALAB_LAUNCH[@]}" "$PORTALAB_BIN" run "$deck" --out "$out" "${PORTALAB_EXTRA[@]}" "$@" \
+    | tee "$out/table.txt" || status=${PIPESTATUS[0]}
+  echo "portalab: $deck -> $out (exit $status)"
+  return "$status"
+}

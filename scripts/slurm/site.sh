@@ -1,0 +1,21 @@
+# shellcheck shell=bash
+# portalab's Slurm site settings: THE ONE PLACE TO EDIT for a new cluster.
+# scripts/slurm/submit.sh sources this before sbatch (or `source` it in your
+# shell before calling sbatch yourself). sbatch reads the SBATCH_* variables as
+# if they were #SBATCH lines, and they win over the job scripts' own lines, so
+# the scripts stay the same on every site. A variable already set in your
+# environment wins over the value here.
+
+# ===== edit below ==========================================================
+export SBATCH_PARTITION=${SBATCH_PARTITION:-gpu}         # a partition with GPU nodes
+: "${PORTALAB_ACCOUNT:=}"                                # project to charge; empty: your default
+export SBATCH_TIMELIMIT=${SBATCH_TIMELIMIT:-00:30:00}    # per job (and per array task)
+export SBATCH_CPUS_PER_GPU=${SBATCH_CPUS_PER_GPU:-16}    # CPU cores that come with one GPU
+# Modules loaded in each job before running portalab ("" for none).
+export PORTALAB_MODULES=${PORTALAB_MODULES-"cuda kokkos kokkos-kernels"}
+# The build whose portalab the jobs run (absolute, or relative to where you submit).
+export PORTALAB_BUILD=${PORTALAB_BUILD:-build/cuda}
+# ===== edit above ==========================================================
+
+# sbatch rejects an empty account: set it only when there is one.
+if [ -n "$PORTALAB_ACCOUNT" ]; then export SBATCH_ACCOUNT=$PORTALAB_ACCOUNT; fi

@@ -1,0 +1,74 @@
+"""Synthetic changes to a real results.json for the script tests: a made-up
+GPU space (so that copies and speedups show), and a slowed-down copy (a
+regression the compare script must catch)."""
+import copy
+import json
+
+
+def _set_phase(row, phase, median, spread):
+    row[f"{phase}_ms"] = median
+    row["stats"][phase] = {"median_ms": median, "min_ms": median * (1 - spread),
+                           "max_ms": median * (1 + spread), "std_ms": median * spread / 2}
+
+
+def _set_total(row, spread):
+    _set_phase(row, "total", sum(row[f"{p}_ms"] for p in ("h2d", "kernel", "d2h")), spread)
+
+
+def with_fake_gpu(doc):
+    """doc plus a space "FakeGPU" on a device "Synthetic GPU": every OpenMP
+    row again, kernel 8x faster, copies at 10 GB/s, and a pinned mode at 20."""
+    doc = copy.deepcopy(doc)
+    doc["provenance"]["devices"].append({"space": "FakeGPU", "name": "Synthetic GPU"})
+    new = []
+    for r in doc["results"]:
+        if r["space"] != "OpenMP" or r["check"] != "PASS":
+            continue
+        modes = ["pinned", r["copies"]] if r["copies"] == "pageable" else [r["copies"]]
+        for mode in modes:
+            g = copy.deepcopy(r)
+            g.update(space="FakeGPU", copies=mode, copies_alias=False)
+            copy_ms = 0.0 if mode == "none" else r["bytes"] / (10e9 if mode == "pageable" else 20e9) * 1e3 / 2
+            _set_phase(g, "h2d", copy_ms, 0.05)
+            _set_phase(g, "kernel", r["kernel_ms"] / 8, 0.05)
+            _set_phase(g, "d2h", copy_ms, 0.05)
+            _set_total(g, 0.05)
+            base = next(b for b in doc["results"] if b["space"] == r["baseline"]
+                        and all(b[k] == r[k] for k in ("experiment", "variant", "dtype", "n"))
+                        and b["copies"] in (mode, "pageable"))
+            g["speedup"] = base["total_ms"] / g["total_ms"]
+            g["gbps"] = r["gbps"] * 8
+            g["gflops"] = r["gflops"] * 8
+            new.append(g)
+    doc["results"] += new
+    return doc
+
+
+def slowed(doc, factor, where):
+    """doc with the rows matching where(row) slowed by factor, every
+    repetition (so the spread no longer overlaps), and a later start time."""
+    doc = copy.deepcopy(doc)
+    doc["provenance"]["started_at"] = "2999-01-01T00:00:00Z"
+    for r in doc["results"]:
+        if where(r):
+            for p in ("h2d", "kernel", "d2h", "total"):
+                r[f"{p}_ms"] *= factor
+                for s in ("median_ms", "min_ms", "max_ms", "std_ms"):
+                    r["stats"][p][s] *= factor
+    return doc
+
+
+def write(doc, path):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
+def tight(doc, spread=0.01):
+    """doc with every measured phase's repetitions within +-spread of its
+    median, so that tests of compare's verdicts do not hang on this machine's
+    noise."""
+    doc = copy.deepcopy(doc)
+    for r in doc["results"]:
+        for p in ("h2d", "kernel", "d2h", "total"):
+            _set_phase(r, p, r[f"{p}_ms"], spread)
+    return doc

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Proves scripts/slurm/ on a real Slurm: starts munged, slurmctld and slurmd
+# on this host with their own config, state, logs and sockets in a temporary
+# folder, submits each job script through submit.sh with a small CPU deck,
+# waits (bounded), checks the jobs' states and result files, and stops every
+# daemon it started, also when it fails.
+#   tests/slurm/slurm_test.sh SOURCE_DIR PORTALAB_BINARY
+# Exits 77 (skipped) without slurm-wlm and munge, or when not root (slurmd
+# must be root to start jobs).
+set -euo pipefail
+src=$(cd "$1" && pwd)
+bin=$(realpath "$2")
+timeout_s=${PORTALAB_SLURM_TIMEOUT:-240}
+
+for cmd in munged slurmctld slurmd sbatch scontrol squeue scancel; do
+  command -v "$cmd" >/dev/null || { echo "SKIP: $cmd not installed (slurm-wlm, munge)"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to run slurmd"; exit 77; }
+
+tmp=$(mktemp -d /tmp/portalab_slurm.XXXXXX)
+mkdir -p "$tmp"/{state,spool,log,run,work}
+export SLURM_CONF=$tmp/slurm.conf
+
+started=()  # pid files of the daemons this test started
+stop_all() {
+  local rc=$?
+  set +e
+  if [ -f "$tmp/run/slurmctld.pid" ]; then
+    scancel --full --user="$(id -un)" 2>/dev/null  # every job: this Slurm is ours alone
+  fi
+  # Reverse order: slurmd, slurmctld, then munged (they need it to the end).
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+    local pidfile=${started[$i]} pid
+    pid=$(cat "$pidfile" 2>/dev/null) || continue
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+  done
+  if ((rc != 0)); then
+    echo "--- FAILED (exit $rc): daemon logs and job output"
+    tail -n 30 "$tmp"/log/*.log "$tmp"/work/*.out 2>/dev/null
+  fi
+  if [ -n "${PORTALAB_SLURM_KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  exit "$rc"
+}
+trap stop_all EXIT
+trap 'exit 1' INT TERM
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
+  local limit=$1 what=$2; shift 2
+  for _ in $(seq $((limit * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  echo "timed out after ${limit}s waiting for $what" >&2
+  return 1
+}
+
+# --- munge: its own key, socket and pid file.
+dd if=/dev/urandom of="$tmp/run/munge.key" bs=1024 count=1 status=none
+chmod 400 "$tmp/run/munge.key"
+started+=("$tmp/run/munged.pid")
+munged --force --key-file="$tmp/run/munge.key" --socket="$tmp/run/munge.socket" \
+  --pid-file="$tmp/run/munged.pid" --log-file="$tmp/log/munged.log" \
+  --seed-file="$tmp/run/munge.seed"
+wait_for 10 munged test -S "$tmp/run/munge.socket"
+
+# --- Slurm: one node, this host, a fake GPU (a GRES with no device file) so
+# that the scripts' --gpus-per-node request is scheduled as written.
+host=$(hostname -s)
+cpus=$(nproc)
+port=$((20000 + RANDOM % 20000))
+cat >"$SLURM_CONF" <<CONF
+ClusterName=portalabtest
+SlurmctldHost=$host
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$tmp/run/munge.socket
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/run/slurmctld.pid
+SlurmdPidFile=$tmp/run/slurmd.pid
+SlurmctldLogFile=$tmp/log/slurmctld.log
+SlurmdLogFile=$tmp/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+MinJobAge=3600
+GresTypes=gpu
+NodeName=$host CPUs=$cpus Gres=gpu:1 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+echo "Name=gpu File=/dev/null" >"$tmp/gres.conf"  # any character device
+
+started+=("$tmp/run/slurmctld.pid")
+slurmctld -i
+wait_for 30 slurmctld scontrol ping
+started+=("$tmp/run/slurmd.pid")
+slurmd
+wait_for 60 "node $host idle" bash -c "sinfo -h -n $host -o %t | grep -qx idle"
+
+# --- Submit through submit.sh, as a user would, from a work folder so that
+# results/ lands there. Site settings come from the environment (site.sh keeps
+# values already set): this partition, CPUs of this host, no modules.
+export SBATCH_PARTITION=test SBATCH_TIMELIMIT=00:10:00 SBATCH_CPUS_PER_GPU=$cpus
+PORTALAB_BUILD=$(dirname "$bin")
+export PORTALAB_MODULES="" PORTALAB_BUILD
+export PORTALAB_ARGS="--spaces Serial,OpenMP --set reps=2 --set warmups=1 --set vector_poly.sizes=[1000] --set stream_copy.sizes=[1000]"
+cd "$tmp/work"
+submit=$src/scripts/slurm/submit.sh
+# A fake nsys: records its arguments, writes the report, runs the program.
+cat >"$tmp/run/nsys" <<'NSYS'
+#!/usr/bin/env bash
+out=; args=("$@")
+for a in "$@"; do case $a in --output=*) out=${a#--output=};; esac; done
+printf '%s\n' "$@" >"$out.nsys-args"; : >"$out.nsys-rep"
+i=1; while [[ ${args[$i]} == -* ]]; do i=$((i + 1)); done   # skip "profile" and options
+exec "${args[@]:$i}"
+NSYS
+chmod +x "$tmp/run/nsys"
+
+job=$("$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/inputs/default.toml")
+array=$("$submit" --array=0-1 "$src/scripts/slurm/sweep.sbatch" \
+  "$src/inputs/default.toml" "$src/inputs/bandwidth.toml")
+profile=$(NSYS=$tmp/run/nsys "$submit" "$src/scripts/slurm/profile.sbatch" "$src/inputs/default.toml")
+# A job that must fail: a deck that does not parse (portalab exits 2).
+bad=$(PORTALAB_ARGS="" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/unknown_key.toml")
+echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad"
+
+# shellcheck disable=SC2016  # expanded by that bash
+wait_for "$timeout_s" "the jobs to finish" bash -c '[ -z "$(squeue -h)" ]'
+
+state() { scontrol -o show job "$1" | grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' \
+  | sed 's/JobState=\([A-Z_]*\).*ExitCode=\([0-9:]*\)/\1 \2/' | sort -u; }
+expect_state() {  # JOB "STATE EXIT:SIGNAL" (every task of an array)
+  local got; got=$(state "$1")
+  if [ "$got" != "$2" ]; then echo "job $1: expected '$2', got '$got'" >&2; return 1; fi
+}
+expect_state "$job" "COMPLETED 0:0"
+expect_state "$array" "COMPLETED 0:0"
+[ "$(scontrol -o show job "$array" | wc -l)" = 2 ] || { echo "sweep: not 2 tasks" >&2; exit 1; }
+expect_state "$profile" "COMPLETED 0:0"
+expect_state "$bad" "FAILED 2:0"
+
+check_results() {  # DIR REPS: a run of the small deck, every entry passed, OMP from the allocation
+  python3 - "$1" "$cpus" "$2" <<'PY'
+import json, sys
+d, cpus, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+doc = json.load(open(f"{d}/results.json"))
+rows = doc["results"]
+assert rows, f"{d}: no rows"
+assert all(r["check"] == "PASS" for r in rows), f"{d}: a check did not pass"
+assert {r["space"] for r in rows} == {"Serial", "OpenMP"}, {r["space"] for r in rows}
+assert all(r["reps"] == reps for r in rows), f"reps: not {reps}"
+prov = doc["provenance"]
+assert prov["slurm"]["job_id"], "no Slurm job id in the provenance"
+omp = prov["host"]["omp_env"]
+assert omp == {"OMP_NUM_THREADS": cpus, "OMP_PROC_BIND": "spread", "OMP_PLACES": "threads"}, omp
+print(f"{d}: {len(rows)} rows, job {prov['slurm']['job_id']}, {omp}")
+PY
+  [ -s "$1/results.csv" ] && [ -s "$1/table.txt" ] && [ -s "$1/info.json" ]
+}
+check_results "results/$job/default" 2   # PORTALAB_ARGS' reps
+check_results "results/$array/default" 2
+check_results "results/$array/bandwidth" 2
+check_results "results/$profile/default" 3  # the profile job's own, after PORTALAB_ARGS
+fail() { echo "$*" >&2; exit 1; }
+[ -f "results/$profile/default/profile.nsys-rep" ] || fail "profile: no report"
+grep -qx -- "--trace=cuda,nvtx,osrt,openmp" "results/$profile/default/profile.nsys-args" \
+  || fail "profile: nsys not called with the trace options"
+[ ! -e "results/$bad/unknown_key/results.json" ] || fail "bad deck: results written"
+grep -q "unknown_key.toml:4:1" "portalab-$bad.out" || fail "bad deck: no parse error in the job output"
+echo "slurm test passed"
