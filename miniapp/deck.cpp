@@ -21,8 +21,8 @@ const std::vector<std::string>& experiment_keys() {
   return keys;
 }
 const std::vector<std::string>& global_keys() {
-  static const std::vector<std::string> keys{"dtypes", "spaces",  "copies",
-                                             "reps",   "warmups", "calibrate"};
+  static const std::vector<std::string> keys{"dtypes",  "spaces",    "copies",      "reps",
+                                             "warmups", "calibrate", "profile_reps"};
   return keys;
 }
 
@@ -308,6 +308,11 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     if (const auto* n = lookup("warmups"))
       plan.warmups = static_cast<int>(integer(*n, ctx + " warmups", 0));
     deck.plans.push_back(std::move(plan));
+  }
+  // For a profiler: a few repetitions everywhere, whatever each table says.
+  if (const auto g = globals.find("profile_reps"); g != globals.end()) {
+    const int reps = static_cast<int>(integer(*g->second, "profile_reps", 1));
+    for (auto& plan : deck.plans) plan.reps = reps;
   }
   if (overrides.spaces) {
     std::vector<std::string> chosen;

@@ -3,6 +3,7 @@
 //
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
 //   calibrate = "quick"       # limits measured first: quick | full | none
+//   profile_reps = 3          # when profiling: this many repetitions everywhere
 //   [vector_poly]             # one table per experiment
 //   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
 //   dtypes = ["float64", "float32"]

@@ -3,6 +3,7 @@
 #include "calibrate.hpp"
 #include "experiment.hpp"
 #include "memory.hpp"
+#include "profiling.hpp"
 #include "spaces.hpp"
 #include "timing.hpp"
 
@@ -29,11 +30,22 @@ struct Rep {
   double total() const { return h2d + kernel + d2h; }
 };
 
-Rep repetition(Case& c, std::string_view variant, bool copies) {
+// `range` names the entry for profilers: phases become range/h2d, ... and
+// each range opens before its timer starts and closes after it stops.
+Rep repetition(Case& c, std::string_view variant, bool copies, const std::string& range) {
   Rep t;
-  if (copies) t.h2d = fenced_ms(c, [&] { c.h2d(); });
-  t.kernel = fenced_ms(c, [&] { c.run(variant); });
-  if (copies) t.d2h = fenced_ms(c, [&] { c.d2h(); });
+  if (copies) {
+    ScopedRange r(range + "/h2d");
+    t.h2d = fenced_ms(c, [&] { c.h2d(); });
+  }
+  {
+    ScopedRange r(range + "/kernel");
+    t.kernel = fenced_ms(c, [&] { c.run(variant); });
+  }
+  if (copies) {
+    ScopedRange r(range + "/d2h");
+    t.d2h = fenced_ms(c, [&] { c.d2h(); });
+  }
   return t;
 }
 
@@ -45,17 +57,26 @@ void measure(Case& c, Result& r, CopyMode mode) {
   r.copies_alias = c.copies_alias();
   const bool copies = mode != CopyMode::none && !c.copies_alias();
 
+  const std::string range = fmt::format("portalab/{}/{}", r.experiment, r.space);
   c.poison_outputs();
-  r.cold_ms = repetition(c, r.variant, copies).total();
-  for (int i = 0; i < r.warmups; ++i) repetition(c, r.variant, copies);
+  {
+    ScopedRange cold(range + "/cold");
+    r.cold_ms = repetition(c, r.variant, copies, range + "/cold").total();
+  }
+  {
+    ScopedRange warmup(range + "/warmup");
+    for (int i = 0; i < r.warmups; ++i) repetition(c, r.variant, copies, range + "/warmup");
+  }
   std::vector<double> h2d, kernel, d2h, total;
+  profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   for (int i = 0; i < r.reps; ++i) {
-    const Rep t = repetition(c, r.variant, copies);
+    const Rep t = repetition(c, r.variant, copies, range);
     h2d.push_back(t.h2d);
     kernel.push_back(t.kernel);
     d2h.push_back(t.d2h);
     total.push_back(t.total());
   }
+  profiler_stop();
   r.h2d = summarize(h2d);
   r.kernel = summarize(kernel);
   r.d2h = summarize(d2h);
@@ -72,6 +93,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
     r.h2d_gbps = r.h2d.median > 0 ? c.h2d_bytes() / (r.h2d.median * 1e6) : 0.0;
     r.d2h_gbps = r.d2h.median > 0 ? c.d2h_bytes() / (r.d2h.median * 1e6) : 0.0;
   }
+  ScopedRange verify(range + "/verify");
   r.check = c.verify(r.variant);
   r.status = r.check.pass ? Status::pass : Status::fail;
   if (mode == CopyMode::none)
@@ -154,6 +176,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
 
   for (const auto& plan : deck.plans) {
     const ExperimentInfo& info = *find_experiment(plan.experiment);
+    ScopedRange experiment_range("portalab/" + plan.experiment);
     for (std::size_t n : plan.sizes)
       for (const auto& dtype : plan.dtypes)
         for (const auto& space : plan.spaces)
@@ -192,8 +215,10 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                                        gib(need), need, gib(free_space), space, gib(free_host)));
               continue;
             }
+            ScopedRange space_range(fmt::format("portalab/{}/{}", plan.experiment, space));
             std::unique_ptr<Case> c;
             try {
+              ScopedRange setup(fmt::format("portalab/{}/{}/setup", plan.experiment, space));
               c = info.make(space, dtype, n, mode);
             } catch (const std::bad_alloc& e) {
               all_variants(Status::skipped, fmt::format("allocation of {} failed: {}", gib(need),

@@ -44,6 +44,12 @@ reps = 5
   EXPECT_EQ(deck.hash.rfind("fnv1a64:", 0), 0u);
 }
 
+TEST(Deck, ProfileRepsOverridesEveryTablesReps) {
+  const auto deck = parse_deck("profile_reps = 3\n[vector_poly]\nreps = 50\n[stream_copy]\n",
+                               "d.toml", catalog());
+  for (const auto& plan : deck.plans) EXPECT_EQ(plan.reps, 3) << plan.experiment;
+}
+
 TEST(Deck, SizeRangesGrowByTheirFactor) {
   const auto deck =
       parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml", catalog());
