@@ -103,7 +103,9 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
              summary.results.size(),
              summary.results.size() - summary.failed - summary.errors - summary.skipped,
              summary.failed, summary.errors, summary.skipped);
-  for (const auto& f : summary.to_json()["failures"])
+  // A copy: a range-for over a member of a temporary reads freed memory (ASan).
+  const nlohmann::json failures = summary.to_json()["failures"];
+  for (const auto& f : failures)
     fmt::print("  {}: {} {} {} {} n={} copies={}: {}\n", f["check"].get<std::string>(),
                f["experiment"].get<std::string>(), f["variant"].get<std::string>(),
                f["space"].get<std::string>(), f["dtype"].get<std::string>(),

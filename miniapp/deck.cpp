@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -94,11 +95,15 @@ std::vector<std::string> strings(const toml::node& node, std::string_view contex
   });
 }
 
-std::int64_t integer(const toml::node& node, std::string_view context, std::int64_t min) {
+// An int from min up: larger values would wrap when stored (2^32 reps gave 0).
+int integer(const toml::node& node, std::string_view context, int min) {
+  constexpr int max = std::numeric_limits<int>::max();
   const auto v = node.value_exact<std::int64_t>();
   if (!v) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, type_of(node)));
   if (*v < min) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, *v));
-  return *v;
+  if (*v > max)
+    fail(node, fmt::format("{} expects an integer from {} to {}; got {}", context, min, max, *v));
+  return static_cast<int>(*v);
 }
 
 // A size: a positive integer, or a float with an integral value (1e8).
@@ -199,11 +204,18 @@ void apply_override(toml::table& root, const std::string& text) {
   try {
     parsed = toml::parse("value = " + raw, source);
   } catch (const toml::parse_error&) {
-    // A bare word such as float32 is taken as a string.
-    if (raw.find_first_of("[]{}\"'=,") != std::string::npos)
-      throw InputError(fmt::format("'{}': '{}' is not a TOML value", source, raw));
-    parsed = toml::parse("value = \"" + raw + "\"", source);
+    // A bare word such as float32 is taken as a string; one that is no TOML
+    // string either (a backslash, a control character) is bad input.
+    if (raw.find_first_of("[]{}\"'=,") == std::string::npos) {
+      try {
+        parsed = toml::parse("value = \"" + raw + "\"", source);
+      } catch (const toml::parse_error&) {
+      }
+    }
   }
+  // One value: "3\nwarmups = 0" would otherwise drop the second line unseen.
+  if (!parsed.contains("value") || parsed.size() != 1)
+    throw InputError(fmt::format("'{}': '{}' is not a TOML value", source, raw));
   toml::node& value = *parsed.get("value");
 
   toml::table* target = &root;
@@ -218,7 +230,8 @@ void apply_override(toml::table& root, const std::string& text) {
   }
   if (key.empty() || key.find('.') != std::string::npos)
     throw InputError(fmt::format("'{}': expected experiment.key=value or key=value", source));
-  target->insert_or_assign(key, std::move(value));
+  // The key carries the option's source, so that an error about it names the option.
+  target->insert_or_assign(toml::key(key, value.source()), std::move(value));
 }
 
 void check_keys(const toml::table& table, const std::vector<std::string>& allowed,
@@ -281,7 +294,10 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                                    type_of(*g->second)));
     deck.calibrate = strings(*g->second, "calibrate", {"quick", "full", "none"}).front();
   }
-  for (const auto& [name, table] : tables) {
+  for (const auto& entry : tables) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& name = entry.first;
+    const toml::table* table = entry.second;
     const ExperimentSpec& info = *catalog.find(name);
     check_keys(*table, experiment_keys(), "[" + name + "]");
     // A key of the table, else the global one, else nullptr.
@@ -304,14 +320,13 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     plan.copies = lookup("copies") ? copies(*lookup("copies"), ctx + " copies")
                                    : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
                                                            CopyMode::none};
-    if (const auto* n = lookup("reps")) plan.reps = static_cast<int>(integer(*n, ctx + " reps", 1));
-    if (const auto* n = lookup("warmups"))
-      plan.warmups = static_cast<int>(integer(*n, ctx + " warmups", 0));
+    if (const auto* n = lookup("reps")) plan.reps = integer(*n, ctx + " reps", 1);
+    if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, ctx + " warmups", 0);
     deck.plans.push_back(std::move(plan));
   }
   // For a profiler: a few repetitions everywhere, whatever each table says.
   if (const auto g = globals.find("profile_reps"); g != globals.end()) {
-    const int reps = static_cast<int>(integer(*g->second, "profile_reps", 1));
+    const int reps = integer(*g->second, "profile_reps", 1);
     for (auto& plan : deck.plans) plan.reps = reps;
   }
   if (overrides.spaces) {

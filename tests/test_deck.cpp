@@ -135,6 +135,14 @@ const BadDeck bad_decks[] = {
     {"duplicate_table", "[vector_poly]\n[vector_poly]\n", "bad.toml:2:", "invalid TOML"},
     {"no_experiment", "reps = 3\n", "bad.toml", "names no experiment"},
     {"not_utf8", "[vector_poly]\n# \xff\xfe\n", "bad.toml:2:", "invalid TOML"},
+    // 2^32 reps used to be stored in an int as 0 reps.
+    {"reps_beyond_int", "[vector_poly]\nreps = 4294967296\n", "bad.toml:2:8",
+     "integer from 1 to 2147483647"},
+    {"warmups_beyond_int", "warmups = 2147483648\n[vector_poly]\n", "bad.toml:1:11",
+     "integer from 0 to 2147483647"},
+    // U+03CB where whitespace may come: toml++ 3.3 reaches __builtin_unreachable
+    // there (marzer/tomlplusplus#295); the error must still come out cleanly.
+    {"non_ascii_after_value", "[vector_poly]\nsizes = [1\xcf\x8b]\n", "bad.toml:2:", "invalid TOML"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Deck, BadDecks, ::testing::ValuesIn(bad_decks),
@@ -154,6 +162,23 @@ TEST(Deck, BadOverrideNamesTheOption) {
   EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", catalog(), o), InputError);
   o.set = {"novalue"};
   EXPECT_THROW(parse_deck("[vector_poly]\n", "d.toml", catalog(), o), InputError);
+}
+
+// Each used to escape as a toml::parse_error (exit 3) or to say "<deck>:0:0"
+// instead of the option (both found by tests/fuzz); a line break used to drop
+// the second line unseen.
+TEST(Deck, MalformedOverridesAreInputErrorsNamingTheOption) {
+  for (const std::string set : {"vector_poly.dtypes=a\\q", "vector_poly.dtypes=a\nb",
+                                "reps=3\nwarmups=0", "vector_poly.size=3"}) {
+    portalab::DeckOverrides o;
+    o.set = {set};
+    try {
+      parse_deck("[vector_poly]\n", "d.toml", catalog(), o);
+      ADD_FAILURE() << "accepted --set " << set;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("'--set " + set + "'", 0), 0u) << e.what();
+    }
+  }
 }
 
 TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs each deck fuzzer (cmake --preset fuzz) for a bounded time, seeded with
+# the decks in inputs/ and tests/decks and the --set examples in set_seeds.txt;
+# first replays tests/fuzz/regressions/. Fails on any crash, leak, timeout or
+# sanitizer report; the input that caused it is kept in build/fuzz/artifacts/.
+#   tests/fuzz/run_fuzz.sh [SECONDS]   # total for all fuzzers; default 60
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$root/build/fuzz"
+seconds="${1:-60}"
+fuzzers=(fuzz_deck fuzz_set)
+per_fuzzer=$((seconds / ${#fuzzers[@]}))
+((per_fuzzer >= 1)) || per_fuzzer=1
+
+cd "$root"  # presets are found from the source directory
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+artifacts="$build/artifacts"
+mkdir -p "$artifacts"
+
+# Seeds. fuzz_deck reads its first line as a --set string and the rest as the
+# deck: each deck once with no override and once with each --set example.
+mkdir -p "$work/seeds/fuzz_deck" "$work/seeds/fuzz_set"
+decks=("$root"/inputs/*.toml "$root"/tests/decks/*.toml)
+for deck in "${decks[@]}"; do
+  { echo; cat "$deck"; } >"$work/seeds/fuzz_deck/$(basename "$deck" .toml)"
+done
+i=0
+while IFS= read -r set; do
+  i=$((i + 1))
+  printf '%s' "$set" >"$work/seeds/fuzz_set/set$i"
+  for deck in "${decks[@]}"; do
+    { printf '%s\n' "$set"; cat "$deck"; } >"$work/seeds/fuzz_deck/$(basename "$deck" .toml)-set$i"
+  done
+done <"$root/tests/fuzz/set_seeds.txt"
+
+# Sanitizer reports are fatal (-fno-sanitize-recover); leaks are reported too.
+export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+status=0
+for fuzzer in "${fuzzers[@]}"; do
+  exe="$build/tests/fuzz/$fuzzer"
+  regressions="$root/tests/fuzz/regressions/$fuzzer"
+  if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
+    echo "fuzz: $fuzzer: replaying $(ls "$regressions" | wc -l) regression inputs"
+    "$exe" "$regressions"/* >"$work/$fuzzer.replay.log" 2>&1 ||
+      { tail -n 40 "$work/$fuzzer.replay.log"; echo "fuzz: $fuzzer: a regression input fails"; status=1; continue; }
+  fi
+  echo "fuzz: $fuzzer for ${per_fuzzer}s"
+  mkdir -p "$work/corpus/$fuzzer"
+  if ! "$exe" -max_total_time="$per_fuzzer" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+      -dict="$root/tests/fuzz/deck.dict" -artifact_prefix="$artifacts/$fuzzer-" -print_final_stats=1 \
+      "$work/corpus/$fuzzer" "$work/seeds/$fuzzer" >"$work/$fuzzer.log" 2>&1; then
+    tail -n 60 "$work/$fuzzer.log"
+    echo "fuzz: $fuzzer FAILED; the input is in $artifacts/ (add it to tests/fuzz/regressions/$fuzzer/ once fixed)"
+    status=1
+  else
+    grep -E '^Done' "$work/$fuzzer.log" | sed "s/^/fuzz: $fuzzer: /"
+  fi
+done
+exit "$status"
