@@ -2,10 +2,14 @@
 // execution space, list what is compiled in, describe the machine.
 //
 // Exit codes: 0 every check passed; 1 a check failed or an entry raised an
-// error; 2 bad input (command line or deck); 3 an unexpected error.
+// error; 2 bad input (command line or deck); 3 an unexpected error;
+// 128 + the signal (143 SIGTERM, 130 SIGINT) when a signal stopped a run,
+// as a shell reports a process the signal killed, after the results so far
+// were written.
 #include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
+#include "interrupt.hpp"
 #include "provenance.hpp"
 #include "runner.hpp"
 #include "spaces.hpp"
@@ -64,6 +68,7 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
       throw portalab::InputError(fmt::format("--out {}: cannot create the directory: {}", *out,
                                              ec.message()));
   }
+  portalab::install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   const double init_ms =
@@ -112,6 +117,12 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
                f["n"].get<std::size_t>(), f["copies"].get<std::string>(),
                f["detail"].get<std::string>());
   if (out) fmt::print("results: {}/results.csv, {}/results.json\n", *out, *out);
+  if (summary.interrupted_by != 0) {
+    fmt::print("interrupted by {}: abandoned {}; {} entries not run\n",
+               portalab::signal_name(summary.interrupted_by), summary.abandoned,
+               summary.not_run);
+    return 128 + summary.interrupted_by;
+  }
   return summary.failed + summary.errors > 0 ? exit_check_failed : 0;
 }
 

@@ -2,8 +2,14 @@
 
 #include "spaces.hpp"
 
-#include <fstream>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
 #include <string>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -11,15 +17,69 @@
 #endif
 
 namespace portalab {
+namespace {
 
-std::size_t host_available_bytes() {
-  std::ifstream in("/proc/meminfo");
+// A "Key: value kB" line of a /proc file, in bytes; 0 if absent.
+std::size_t proc_kib(const char* path, std::string_view wanted) {
+  std::ifstream in(path);
   std::string key;
   std::size_t kib = 0;
   std::string unit;
   while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
+    if (key == wanted) return kib * 1024;
   return 0;
+}
+
+// Headroom below the tightest limit of one cgroup hierarchy, walking from
+// this process's cgroup up to the root (a batch job's limit usually sits on
+// an ancestor of the step's cgroup).
+std::size_t cgroup_headroom(const std::filesystem::path& root, const std::string& cgroup,
+                            const char* limit_file, const char* usage_file) {
+  std::size_t headroom = SIZE_MAX;
+  for (auto p = root / std::filesystem::path(cgroup).relative_path();; p = p.parent_path()) {
+    std::ifstream limit_in(p / limit_file), usage_in(p / usage_file);
+    std::string limit;  // "max" when unlimited (v2)
+    std::size_t usage = 0;
+    if (limit_in >> limit && limit != "max" && usage_in >> usage) {
+      const std::size_t bytes = std::stoull(limit);
+      headroom = std::min(headroom, bytes > usage ? bytes - usage : 0);
+    }
+    if (p == root || p == p.parent_path()) break;
+  }
+  return headroom;
+}
+
+// Slurm confines a job with cgroups, v2 or v1 (memory controller).
+std::size_t cgroup_headroom() {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  std::size_t headroom = SIZE_MAX;
+  while (std::getline(self, line)) {
+    if (line.rfind("0::", 0) == 0)
+      headroom = std::min(headroom, cgroup_headroom("/sys/fs/cgroup", line.substr(3),
+                                                    "memory.max", "memory.current"));
+    else if (const auto at = line.find(":memory:"); at != std::string::npos)
+      headroom = std::min(headroom,
+                          cgroup_headroom("/sys/fs/cgroup/memory", line.substr(at + 8),
+                                          "memory.limit_in_bytes", "memory.usage_in_bytes"));
+  }
+  return headroom;
+}
+
+// Headroom below RLIMIT_AS, measured against the process's current size.
+std::size_t address_space_headroom() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  const std::size_t used = proc_kib("/proc/self/status", "VmSize:");
+  return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+}
+
+}  // namespace
+
+std::size_t host_available_bytes() {
+  const std::size_t available = proc_kib("/proc/meminfo", "MemAvailable:");
+  if (available == 0) return 0;
+  return std::min({available, cgroup_headroom(), address_space_headroom()});
 }
 
 std::size_t space_free_bytes(std::string_view space) {
@@ -37,6 +97,12 @@ std::size_t space_free_bytes(std::string_view space) {
     free = SIZE_MAX;  // a backend we cannot ask: a failed allocation is still caught
   });
   return free;
+}
+
+bool is_allocation_failure(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
+  // The wording of Kokkos::Impl::throw_bad_alloc (Kokkos_Error.cpp, 4.x).
+  return std::strstr(e.what(), "failed to allocate") != nullptr;
 }
 
 }  // namespace portalab

@@ -2,6 +2,7 @@
 
 #include "calibrate.hpp"
 #include "experiment.hpp"
+#include "interrupt.hpp"
 #include "memory.hpp"
 #include "profiling.hpp"
 #include "spaces.hpp"
@@ -65,11 +66,18 @@ void measure(Case& c, Result& r, CopyMode mode) {
   }
   {
     ScopedRange warmup(range + "/warmup");
-    for (int i = 0; i < r.warmups; ++i) repetition(c, r.variant, copies, range + "/warmup");
+    for (int i = 0; i < r.warmups; ++i) {
+      throw_if_interrupted();  // each repetition ends with a fence: a safe point
+      repetition(c, r.variant, copies, range + "/warmup");
+    }
   }
   std::vector<double> h2d, kernel, d2h, total;
   profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   for (int i = 0; i < r.reps; ++i) {
+    if (interrupt_signal()) {
+      profiler_stop();
+      throw_if_interrupted();
+    }
     const Rep t = repetition(c, r.variant, copies, range);
     h2d.push_back(t.h2d);
     kernel.push_back(t.kernel);
@@ -77,6 +85,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
     total.push_back(t.total());
   }
   profiler_stop();
+  throw_if_interrupted();
   r.h2d = summarize(h2d);
   r.kernel = summarize(kernel);
   r.d2h = summarize(d2h);
@@ -141,8 +150,13 @@ nlohmann::json RunSummary::to_json() const {
                           {"copies", std::string(portalab::to_string(r.copies))},
                           {"check", std::string(portalab::to_string(r.status))},
                           {"detail", r.note.empty() ? r.check.detail : r.note}});
-  return {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-          {"skipped", skipped}, {"failures", failures}};
+  nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
+                     {"skipped", skipped}, {"failures", failures}};
+  if (interrupted_by != 0)
+    j["interrupted"] = {{"signal", signal_name(interrupted_by)},
+                        {"abandoned", abandoned},
+                        {"not_run", not_run}};
+  return j;
 }
 
 RunSummary run_deck(const Deck& deck, const RunOptions& options,
@@ -174,78 +188,104 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     }
   };
 
-  for (const auto& plan : deck.plans) {
-    const ExperimentInfo& info = *find_experiment(plan.experiment);
-    ScopedRange experiment_range("portalab/" + plan.experiment);
-    for (std::size_t n : plan.sizes)
-      for (const auto& dtype : plan.dtypes)
-        for (const auto& space : plan.spaces)
-          for (CopyMode mode : plan.copies) {
-            if (!applies(space, mode)) continue;
-            auto entry = [&](const std::string& variant) {
-              Result r;
-              r.experiment = plan.experiment;
-              r.variant = variant;
-              r.space = space;
-              r.dtype = dtype;
-              r.n = n;
-              r.copies = mode;
-              r.reps = plan.reps;
-              r.warmups = plan.warmups;
-              const Work w = info.work(dtype, n, variant);
-              r.bytes = w.bytes;
-              r.flops = w.flops;
-              return r;
-            };
-            auto all_variants = [&](Status status, const std::string& note) {
-              for (const auto& v : plan.variants) {
-                Result r = entry(v);
-                r.status = status;
-                r.note = note;
+  std::string current;  // the entry in progress, named if a signal abandons it
+  const ExperimentPlan* current_plan = nullptr;
+  try {
+    for (const auto& plan : deck.plans) {
+      current_plan = &plan;
+      const ExperimentInfo& info = *find_experiment(plan.experiment);
+      ScopedRange experiment_range("portalab/" + plan.experiment);
+      for (std::size_t n : plan.sizes)
+        for (const auto& dtype : plan.dtypes)
+          for (const auto& space : plan.spaces)
+            for (CopyMode mode : plan.copies) {
+              if (!applies(space, mode)) continue;
+              throw_if_interrupted();
+              current = fmt::format("{} {} {} n={} copies={} (setup)", plan.experiment, space,
+                                    dtype, n, to_string(mode));
+              auto entry = [&](const std::string& variant) {
+                Result r;
+                r.experiment = plan.experiment;
+                r.variant = variant;
+                r.space = space;
+                r.dtype = dtype;
+                r.n = n;
+                r.copies = mode;
+                r.reps = plan.reps;
+                r.warmups = plan.warmups;
+                const Work w = info.work(dtype, n, variant);
+                r.bytes = w.bytes;
+                r.flops = w.flops;
+                return r;
+              };
+              auto all_variants = [&](Status status, const std::string& note) {
+                for (const auto& v : plan.variants) {
+                  Result r = entry(v);
+                  r.status = status;
+                  r.note = note;
+                  record(std::move(r));
+                }
+              };
+
+              const std::size_t need = info.footprint(dtype, n);
+              const std::size_t free_space = space_free_bytes(space);
+              const std::size_t free_host = host_available_bytes();
+              if (need > free_space || (!is_host_space(space) && need > free_host)) {
+                all_variants(
+                    Status::skipped,
+                    fmt::format("needs {} ({} bytes); free: {} in {} memory, {} on the host",
+                                gib(need), need, gib(free_space), space, gib(free_host)));
+                continue;
+              }
+              ScopedRange space_range(fmt::format("portalab/{}/{}", plan.experiment, space));
+              std::unique_ptr<Case> c;
+              try {
+                ScopedRange setup(fmt::format("portalab/{}/{}/setup", plan.experiment, space));
+                c = info.make(space, dtype, n, mode);
+              } catch (const std::exception& e) {
+                // An allocation the free-memory check could not foresee failing
+                // (fragmentation, another process, a limit it cannot read) is
+                // a skip, as if foreseen; anything else an error.
+                if (is_allocation_failure(e))
+                  all_variants(Status::skipped,
+                               fmt::format("allocation of {} failed: {}", gib(need), e.what()));
+                else
+                  all_variants(Status::error, fmt::format("setup failed: {}", e.what()));
+                continue;
+              }
+              for (const auto& variant : plan.variants) {
+                Result r = entry(variant);
+                current = fmt::format("{} {} {} {} n={} copies={}", r.experiment, variant, space,
+                                      dtype, n, to_string(mode));
+                try {
+                  measure(*c, r, mode);
+                  if (const auto* lim = options.limits ? options.limits->find(space) : nullptr)
+                    compare_with_limits(r, *lim, info.bound);
+                } catch (const Interrupted&) {
+                  throw;
+                } catch (const std::exception& e) {
+                  r.status = Status::error;
+                  r.note = e.what();
+                }
                 record(std::move(r));
               }
-            };
-
-            const std::size_t need = info.footprint(dtype, n);
-            const std::size_t free_space = space_free_bytes(space);
-            const std::size_t free_host = host_available_bytes();
-            if (need > free_space || (!is_host_space(space) && need > free_host)) {
-              all_variants(Status::skipped,
-                           fmt::format("needs {} ({} bytes); free: {} in {} memory, {} on the host",
-                                       gib(need), need, gib(free_space), space, gib(free_host)));
-              continue;
             }
-            ScopedRange space_range(fmt::format("portalab/{}/{}", plan.experiment, space));
-            std::unique_ptr<Case> c;
-            try {
-              ScopedRange setup(fmt::format("portalab/{}/{}/setup", plan.experiment, space));
-              c = info.make(space, dtype, n, mode);
-            } catch (const std::bad_alloc& e) {
-              all_variants(Status::skipped, fmt::format("allocation of {} failed: {}", gib(need),
-                                                        e.what()));
-              continue;
-            } catch (const std::exception& e) {
-              all_variants(Status::error, fmt::format("setup failed: {}", e.what()));
-              continue;
-            }
-            for (const auto& variant : plan.variants) {
-              Result r = entry(variant);
-              try {
-                measure(*c, r, mode);
-                if (const SpaceLimits* lim = options.limits ? options.limits->find(space) : nullptr)
-                  compare_with_limits(r, *lim, info.bound);
-              } catch (const std::exception& e) {
-                r.status = Status::error;
-                r.note = e.what();
-              }
-              record(std::move(r));
-            }
-          }
-    if (options.tables) {
-      auto rows = summary.results;
-      assign_speedups(rows);
-      *options.tables << format_table(rows, plan.experiment) << std::flush;
+      if (options.tables) {
+        auto rows = summary.results;
+        assign_speedups(rows);
+        *options.tables << format_table(rows, plan.experiment) << std::flush;
+      }
     }
+  } catch (const Interrupted& e) {
+    summary.interrupted_by = e.signal;
+    summary.abandoned = current;
+    summary.not_run = entries - summary.results.size();
+    auto rows = summary.results;
+    assign_speedups(rows);
+    if (options.out_dir)  // again, now that the summary says so
+      write_results(*options.out_dir, rows, provenance, summary.to_json());
+    if (options.tables && current_plan)  // the experiment cut short
+      *options.tables << format_table(rows, current_plan->experiment) << std::flush;
   }
   assign_speedups(summary.results);
   return summary;

@@ -28,12 +28,18 @@ struct RunSummary {
   int failed = 0;   // checks that did not pass
   int errors = 0;   // entries that raised an error
   int skipped = 0;  // entries that could not fit in memory
+  // Set when SIGTERM or SIGINT stopped the run: the signal, the entry it
+  // abandoned (not in results) and how many entries never ran.
+  int interrupted_by = 0;
+  std::string abandoned;
+  std::size_t not_run = 0;
   nlohmann::json to_json() const;
 };
 
 // Number of entries (result rows) the deck will produce.
 std::size_t count_entries(const Deck& deck);
 
+// Stops early, with what it has, when a signal arrives (interrupt.hpp).
 RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance);
 
