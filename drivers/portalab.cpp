@@ -31,7 +31,11 @@ constexpr int exit_check_failed = 1;
 constexpr int exit_bad_input = 2;
 constexpr int exit_unexpected = 3;
 
-void list_experiments() {
+void list_experiments(bool names_only) {
+  if (names_only) {  // for scripts that build decks
+    for (const auto& e : portalab::experiments()) fmt::print("{}\n", e.name);
+    return;
+  }
   fmt::print("spaces compiled in: {}\n\n", fmt::join(portalab::enabled_space_names(), ", "));
   for (const auto& e : portalab::experiments()) {
     fmt::print("{}\n  {}\n  variants: {}\n  dtypes:   {} (default {})\n  sizes:    {} by default\n",
@@ -202,6 +206,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
+  bool names_only = false;
+  list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
 
   try {
@@ -214,7 +220,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*list_cmd) {
-      list_experiments();
+      list_experiments(names_only);
       return 0;
     }
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
