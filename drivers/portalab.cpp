@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 every check passed; 1 a check failed or an entry raised an
 // error; 2 bad input (command line or deck); 3 an unexpected error.
+#include "analysis.hpp"
 #include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
@@ -98,6 +99,7 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
   options.tables = &std::cout;
   options.progress = &std::cerr;
   const auto summary = portalab::run_deck(deck, options, provenance);
+  std::cout << portalab::format_analysis(summary.results);
 
   fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped\n",
              summary.results.size(),
