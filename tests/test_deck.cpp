@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 using portalab::CopyMode;
@@ -208,6 +209,12 @@ TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
     EXPECT_NE(m.find("--spaces"), std::string::npos) << m;
     EXPECT_NE(m.find(portalab::enabled_space_names().front()), std::string::npos) << m;
   }
+}
+
+TEST(Deck, EveryShippedDeckIsValid) {
+  for (const auto& entry : std::filesystem::directory_iterator(PORTALAB_SOURCE_DIR "/inputs"))
+    if (entry.path().extension() == ".toml")
+      EXPECT_NO_THROW(portalab::load_deck(entry.path().string(), catalog())) << entry.path();
 }
 
 TEST(Deck, MissingFileIsAnInputError) {
