@@ -6,6 +6,7 @@
 // 128 + the signal (143 SIGTERM, 130 SIGINT) when a signal stopped a run,
 // as a shell reports a process the signal killed, after the results so far
 // were written.
+#include "analysis.hpp"
 #include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
@@ -107,6 +108,7 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
   options.tables = &std::cout;
   options.progress = &std::cerr;
   const auto summary = portalab::run_deck(deck, options, provenance);
+  std::cout << portalab::format_analysis(summary.results);
 
   fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped\n",
              summary.results.size(),

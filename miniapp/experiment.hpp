@@ -5,7 +5,10 @@
 // the framework can copy and fill them), `run` launches the timed work on the
 // case's execution-space instance without fencing, `verify` checks the host
 // mirrors against an independent reference, and `work` declares the bytes
-// and FLOPs of one repetition. One call of register_experiment, at static
+// and FLOPs of one repetition. Optionally, `show(variant)` returns values to
+// print after the check, and `self_timed_ms()` the time of the part of the
+// last run that the experiment timed itself (launches without their fence).
+// One call of register_experiment, at static
 // initialisation in that file, makes it known to `portalab run`: no list,
 // enum or switch elsewhere. Nothing touches Kokkos until a case is made.
 #pragma once
@@ -20,6 +23,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +34,7 @@ namespace portalab {
 struct Work {
   double bytes = 0.0;  // minimal bytes read and written by the kernel phase
   double flops = 0.0;
+  double launches = 0.0;  // kernel launches, where their cost is what is measured
 };
 
 // One experiment at one size, element type, space and copy mode, with its
@@ -44,6 +49,11 @@ class Case {
   virtual void fence() = 0;
   virtual void poison_outputs() = 0;
   virtual Check verify(std::string_view variant) const = 0;
+  // The outputs as the lab prints them, or "" when the experiment shows none.
+  virtual std::string show(std::string_view variant) const = 0;
+  // When the experiment timed part of its last run itself: that time, which
+  // replaces the fenced time of the kernel phase.
+  virtual std::optional<double> self_timed_ms() const = 0;
   // True when host mirrors are the device Views (host spaces): copies are no-ops.
   virtual bool copies_alias() const = 0;
   virtual std::size_t h2d_bytes() const = 0;  // bytes h2d() moves
@@ -82,6 +92,18 @@ class CaseImpl final : public Case {
   void fence() override { m_ctx.exec().fence("portalab::Case::fence"); }
   void poison_outputs() override { m_ctx.poison_outputs(); }
   Check verify(std::string_view variant) const override { return m_exp.verify(variant); }
+  std::string show(std::string_view variant) const override {
+    if constexpr (requires { m_exp.show(variant); })
+      return m_exp.show(variant);
+    else
+      return {};
+  }
+  std::optional<double> self_timed_ms() const override {
+    if constexpr (requires { m_exp.self_timed_ms(); })
+      return m_exp.self_timed_ms();
+    else
+      return std::nullopt;
+  }
   bool copies_alias() const override { return CaseContext<Space>::copies_alias; }
   std::size_t h2d_bytes() const override { return m_ctx.input_bytes(); }
   std::size_t d2h_bytes() const override { return m_ctx.output_bytes(); }

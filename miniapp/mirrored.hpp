@@ -28,22 +28,30 @@ KOKKOS_INLINE_FUNCTION double hash_uniform(std::uint64_t seed,
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-// An input, filled with uniform values in [lo, hi) (integers: floor of them).
+// An input, filled with uniform values in [lo, hi) (integers: floor of them),
+// or, made by In::arange, with lo + step·i as the labs' arange inputs are.
 struct In {
   double lo = 0.0;
   double hi = 1.0;
+  double step = 0.0;  // non-zero: arange
+  static constexpr In arange(double start, double step) { return {start, start, step}; }
 };
 // An output, poisoned before each variant so an unwritten element fails.
 struct Out {};
 
-// data[i] = uniform value in [in.lo, in.hi) from (seed, i); integers floored.
+// data[i] = uniform value in [in.lo, in.hi) from (seed, i), integers floored;
+// or in.lo + in.step·i for an arange input.
 // A free function: CUDA's extended lambdas cannot live in private members.
 template <class Exec, class T>
-void fill_uniform(const Exec& exec, T* data, std::size_t n, std::uint64_t seed, In in) {
-  const double lo = in.lo, scale = in.hi - in.lo;
+void fill_input(const Exec& exec, T* data, std::size_t n, std::uint64_t seed, In in) {
+  const double lo = in.lo, scale = in.hi - in.lo, step = in.step;
   const Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>> all(
       exec, 0, static_cast<std::int64_t>(n));
-  if constexpr (std::is_floating_point_v<T>) {
+  if (step != 0.0) {
+    Kokkos::parallel_for("portalab::fill_arange", all, KOKKOS_LAMBDA(std::int64_t i) {
+      data[i] = static_cast<T>(lo + step * static_cast<double>(i));
+    });
+  } else if constexpr (std::is_floating_point_v<T>) {
     Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
       data[i] = static_cast<T>(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i)));
     });
@@ -130,6 +138,7 @@ class Mirrored final : public MirroredBase {
   const device_view& device() const { return m_device; }
   const host_view& host() const { return m_host; }
   std::size_t size() const { return m_device.size(); }
+  std::string label() const { return m_device.label(); }
 
   void h2d() override {
     if constexpr (!CaseContext<Space>::copies_alias)
@@ -141,11 +150,11 @@ class Mirrored final : public MirroredBase {
   }
   void fill() override {
     if (m_ctx.mode() == CopyMode::none) {
-      fill_uniform(m_ctx.exec(), m_device.data(), size(), m_seed, m_in);
+      fill_input(m_ctx.exec(), m_device.data(), size(), m_seed, m_in);
       // Verification reads the host mirror: copy there, outside any timing.
       d2h();
     } else {
-      fill_uniform(Kokkos::DefaultHostExecutionSpace(), m_host.data(), size(), m_seed, m_in);
+      fill_input(Kokkos::DefaultHostExecutionSpace(), m_host.data(), size(), m_seed, m_in);
     }
     m_ctx.exec().fence("portalab::Mirrored::fill");
   }

@@ -140,6 +140,8 @@ nlohmann::json to_json(const Result& r) {
   j["gflops"] = r.gflops;
   j["h2d_gbps"] = r.h2d_gbps;
   j["d2h_gbps"] = r.d2h_gbps;
+  j["launches"] = r.launches;
+  j["us_per_launch"] = r.us_per_launch;
   auto pct = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
   j["limit"] = r.limit;
   j["pct_of_limit"] = pct(r.pct_of_limit);
@@ -166,7 +168,7 @@ std::vector<std::string> csv_header() {
   for (const char* s : {"cold_ms", "first_in_process", "copies_alias", "bytes", "flops", "gbps",
                         "gflops", "h2d_gbps", "d2h_gbps", "limit", "pct_of_limit",
                         "h2d_pct_of_limit", "d2h_pct_of_limit", "speedup", "baseline", "check",
-                        "rel_error", "tolerance", "note"})
+                        "rel_error", "tolerance", "note", "launches", "us_per_launch"})
     h.emplace_back(s);
   return h;
 }
@@ -201,6 +203,8 @@ std::vector<std::string> csv_row(const Result& r) {
   row.push_back(num(r.check.rel_error));
   row.push_back(num(r.check.tolerance));
   row.push_back(csv_quote(r.note.empty() ? r.check.detail : r.note));
+  row.push_back(num(r.launches));
+  row.push_back(num(r.us_per_launch));
   return row;
 }
 
@@ -258,6 +262,11 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
           return r->copies_alias && r->copies != CopyMode::none;
         }))
       out += "  0* host space: the host mirror is the data itself, there is nothing to copy\n";
+    for (const Result* r : rows)
+      if (r->us_per_launch > 0)
+        out += fmt::format("  {:<8} {:<16} {:<8} {:>9.3f} µs per launch ({:g} launches)\n",
+                           r->space, r->variant, to_string(r->copies), r->us_per_launch,
+                           r->launches);
     if (!rows.front()->limit.empty())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
                          rows.front()->limit.substr(0, rows.front()->limit.find(' ')));

@@ -38,6 +38,8 @@ struct Result {
   double bytes = 0.0, flops = 0.0;  // declared per repetition
   double gbps = 0.0, gflops = 0.0;  // from the kernel phase's median
   double h2d_gbps = 0.0, d2h_gbps = 0.0;  // bytes of the inputs / outputs per copy
+  double launches = 0.0;       // declared per repetition, where launches are measured
+  double us_per_launch = 0.0;  // kernel phase's median / launches
   // Against the machine's limits, when calibrated: the kernel's rate as a
   // fraction of the limit that bounds it, and each copy's against the best
   // transfer of its kind (0 when not known).

@@ -1,5 +1,6 @@
 #include "runner.hpp"
 
+#include "analysis.hpp"
 #include "calibrate.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
@@ -42,6 +43,8 @@ Rep repetition(Case& c, std::string_view variant, bool copies, const std::string
   {
     ScopedRange r(range + "/kernel");
     t.kernel = fenced_ms(c, [&] { c.run(variant); });
+    // Launch dispatch: the experiment timed the launches alone, before this fence.
+    if (const auto own = c.self_timed_ms()) t.kernel = *own;
   }
   if (copies) {
     ScopedRange r(range + "/d2h");
@@ -98,6 +101,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
     r.gbps = r.bytes / (r.kernel.median * 1e6);
     r.gflops = r.flops / (r.kernel.median * 1e6);
   }
+  if (r.launches > 0) r.us_per_launch = 1e3 * r.kernel.median / r.launches;
   if (copies) {
     r.h2d_gbps = r.h2d.median > 0 ? c.h2d_bytes() / (r.h2d.median * 1e6) : 0.0;
     r.d2h_gbps = r.d2h.median > 0 ? c.d2h_bytes() / (r.d2h.median * 1e6) : 0.0;
@@ -151,7 +155,9 @@ nlohmann::json RunSummary::to_json() const {
                           {"check", std::string(portalab::to_string(r.status))},
                           {"detail", r.note.empty() ? r.check.detail : r.note}});
   nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-                     {"skipped", skipped}, {"failures", failures}};
+                     {"skipped", skipped}, {"failures", failures},
+                     {"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
+                     {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))}};
   if (interrupted_by != 0)
     j["interrupted"] = {{"signal", signal_name(interrupted_by)},
                         {"abandoned", abandoned},
@@ -216,6 +222,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                 const Work w = info.work(dtype, n, variant);
                 r.bytes = w.bytes;
                 r.flops = w.flops;
+                r.launches = w.launches;
                 return r;
               };
               auto all_variants = [&](Status status, const std::string& note) {
@@ -267,6 +274,12 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                   r.status = Status::error;
                   r.note = e.what();
                 }
+                // The values themselves, as the lab prints them (array_ops).
+                if (const std::string shown = options.tables ? c->show(variant) : std::string();
+                    !shown.empty())
+                  fmt::print(*options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}",
+                             plan.experiment, variant, space, dtype, n, to_string(mode),
+                             to_string(r.status), shown);
                 record(std::move(r));
               }
             }

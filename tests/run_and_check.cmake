@@ -1,5 +1,5 @@
 # Runs `portalab run DECK --out OUT ARGS`, checks its exit code, an expected
-# text in stderr, and, on success, that both result files exist and hold rows.
+# text in stderr (and stdout), and, on success, that both result files exist and hold rows.
 file(REMOVE_RECURSE "${OUT}")
 execute_process(
   COMMAND "${PORTALAB}" run "${DECK}" --out "${OUT}" ${ARGS}
@@ -11,6 +11,9 @@ if(NOT code EQUAL EXPECT_EXIT)
 endif()
 if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
   message(FATAL_ERROR "stderr does not mention '${EXPECT_STDERR}'")
+endif()
+if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "stdout does not show '${EXPECT_STDOUT}'")
 endif()
 if(EXPECT_EXIT EQUAL 0)
   foreach(f results.csv results.json)

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 using portalab::CopyMode;
@@ -54,6 +55,10 @@ TEST(Deck, SizeRangesGrowByTheirFactor) {
   const auto deck =
       parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml", catalog());
   EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{1000, 10000, 100000, 1000000}));
+  // 'to' need not be reached exactly: the last size is the largest not beyond it.
+  const auto open =
+      parse_deck("[vector_poly]\nsizes = { from = 3, to = 100, factor = 4 }\n", "d.toml", catalog());
+  EXPECT_EQ(open.plans[0].sizes, (std::vector<std::size_t>{3, 12, 48}));
 }
 
 TEST(Deck, SpacesAreMatchedWithoutCaseAndRunInCompiledOrder) {
@@ -132,6 +137,18 @@ const BadDeck bad_decks[] = {
     {"reps_float", "[vector_poly]\nreps = 2.5\n", "bad.toml:2:8", "got a float"},
     {"range_missing_factor", "[vector_poly]\nsizes = { from = 1, to = 10 }\n", "bad.toml:2:9",
      "'factor' is missing"},
+    {"range_factor_one", "[vector_poly]\nsizes = { from = 1e3, to = 1e9, factor = 1 }\n",
+     "bad.toml:2:42", "factor must be >= 2"},
+    {"range_to_below_from", "[vector_poly]\nsizes = { from = 1e6, to = 1e3, factor = 10 }\n",
+     "bad.toml:2:28", "'to' is below 'from'"},
+    {"range_unknown_key", "[vector_poly]\nsizes = { from = 1, to = 10, step = 2 }\n",
+     "bad.toml:2:30", "unknown key 'step' in a range; expected from, to, factor"},
+    {"range_from_zero", "[vector_poly]\nsizes = { from = 0, to = 10, factor = 2 }\n",
+     "bad.toml:2:18", "positive integers"},
+    {"range_factor_fraction", "[vector_poly]\nsizes = { from = 1, to = 10, factor = 1.5 }\n",
+     "bad.toml:2:39", "whole numbers"},
+    {"range_to_absurd", "[vector_poly]\nsizes = { from = 1, to = 1e30, factor = 10 }\n",
+     "bad.toml:2:26", "cannot be allocated"},
     {"duplicate_table", "[vector_poly]\n[vector_poly]\n", "bad.toml:2:", "invalid TOML"},
     {"no_experiment", "reps = 3\n", "bad.toml", "names no experiment"},
     {"not_utf8", "[vector_poly]\n# \xff\xfe\n", "bad.toml:2:", "invalid TOML"},
@@ -192,6 +209,12 @@ TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
     EXPECT_NE(m.find("--spaces"), std::string::npos) << m;
     EXPECT_NE(m.find(portalab::enabled_space_names().front()), std::string::npos) << m;
   }
+}
+
+TEST(Deck, EveryShippedDeckIsValid) {
+  for (const auto& entry : std::filesystem::directory_iterator(PORTALAB_SOURCE_DIR "/inputs"))
+    if (entry.path().extension() == ".toml")
+      EXPECT_NO_THROW(portalab::load_deck(entry.path().string(), catalog())) << entry.path();
 }
 
 TEST(Deck, MissingFileIsAnInputError) {

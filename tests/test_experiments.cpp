@@ -76,4 +76,41 @@ INSTANTIATE_TEST_SUITE_P(Registry, EveryExperiment, ::testing::ValuesIn(all_case
                            return name;
                          });
 
+// The optional hooks: array_ops shows the lab's values, launch_overhead times
+// its dispatch variants itself and leaves the others to the runner.
+TEST(ExperimentHooks, ArrayOpsShowsTheLabsValues) {
+  const auto* info = portalab::find_experiment("array_ops");
+  ASSERT_NE(info, nullptr);
+  const std::string space = portalab::enabled_space_names().front();
+  auto c = info->make(space, "float64", 5, portalab::CopyMode::pageable);
+  c->poison_outputs();
+  c->h2d();
+  c->run("arithmetic");
+  c->d2h();
+  c->fence();
+  ASSERT_TRUE(c->verify("arithmetic").pass);
+  const std::string shown = c->show("arithmetic");
+  EXPECT_NE(shown.find("x+10: [11 13 15 17 19]"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("x/y: [0.5 0.75 0.83333333 0.875 0.9]"), std::string::npos) << shown;
+  EXPECT_EQ(portalab::find_experiment("squared_diff")
+                ->make(space, "float64", 5, portalab::CopyMode::none)
+                ->show("fused"),
+            "");
+}
+
+TEST(ExperimentHooks, LaunchOverheadTimesItsDispatchVariantsItself) {
+  const auto* info = portalab::find_experiment("launch_overhead");
+  ASSERT_NE(info, nullptr);
+  for (const auto& space : portalab::enabled_space_names()) {
+    auto c = info->make(space, "int64", 10, portalab::CopyMode::none);
+    for (const auto& variant : info->variants) {
+      c->run(variant);
+      c->fence();
+      const bool dispatch = variant.find("dispatch") != std::string::npos;
+      EXPECT_EQ(c->self_timed_ms().has_value(), dispatch) << space << " " << variant;
+    }
+    EXPECT_EQ(info->work("int64", 10, "dispatch").launches, 10.0);
+  }
+}
+
 }  // namespace

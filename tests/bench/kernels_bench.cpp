@@ -2,6 +2,9 @@
 // Manual time: each iteration ends with a fence on the instance that ran it;
 // bytes_per_second comes from each kernel's declared traffic.
 //   build/host/tests/portalab_bench --benchmark_filter=OpenMP
+// The labs' streaming kernels run at n = 1e8 only, the size of the GPU targets:
+//   portalab_bench --benchmark_filter='(stream_copy|lab/).*/Cuda/.*/100000000'
+#include "kernels/elementwise.hpp"
 #include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
 #include "spaces.hpp"
@@ -71,6 +74,30 @@ void register_for() {
                                })
       ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
       ->Unit(benchmark::kMillisecond);
+  // The labs' streaming kernels at 1e8, against stream_copy/<space>/<type>/100000000.
+  auto lab = [&](const char* name, portalab::kernels::PerElement w, auto kernel) {
+    benchmark::RegisterBenchmark((std::string("lab/") + name + suffix).c_str(),
+                                 [=](benchmark::State& s) {
+                                   auto views = arrays(s.range(0));
+                                   Space exec;
+                                   fenced(s, exec, w.arrays * sizeof(T) * s.range(0),
+                                          [&] { kernel(exec, views); });
+                                 })
+        ->Arg(100'000'000)->UseManualTime()->Unit(benchmark::kMillisecond);
+  };
+  namespace k = portalab::kernels;
+  lab("squared_diff_fused", k::squared_diff_fused_work,
+      [](const Space& e, const auto& v) { k::squared_diff_fused(e, v[0], v[1], v[2]); });
+  lab("squared_diff_unfused", k::squared_diff_unfused_work, [](const Space& e, const auto& v) {
+    k::squared_diff_unfused(e, v[0], v[1], v[3], v[4], v[2]);
+  });
+  lab("cube_product", k::cube_product_work,
+      [](const Space& e, const auto& v) { k::cube_product(e, v[0], v[1], v[2]); });
+  lab("gaussian_pdf", k::gaussian_pdf_work,
+      [](const Space& e, const auto& v) { k::gaussian_pdf(e, T(0), T(1), v[0], v[2]); });
+  lab("polar_distance", k::polar_distance_work, [](const Space& e, const auto& v) {
+    k::polar_distance(e, v[0], v[1], v[3], v[4], v[2]);
+  });
 }
 
 }  // namespace
