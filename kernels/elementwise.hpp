@@ -26,11 +26,13 @@ inline constexpr PerElement polar_distance_work{5, 14};       // 2 cos, 2 sin, 4
 // z = (x − y)² in one pass, as cupy.fuse makes it.
 template <class Exec, class X, class Y, class Z>
 void squared_diff_fused(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  Kokkos::parallel_for("portalab::squared_diff_fused", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) {
-                         const auto d = x(i) - y(i);
-                         z(i) = d * d;
-                       });
+  using T = typename Z::non_const_value_type;
+  map("portalab::squared_diff_fused", exec,
+      KOKKOS_LAMBDA(const Kokkos::Array<T, 2>& v) {
+        const T d = v[0] - v[1];
+        return d * d;
+      },
+      z, x, y);
 }
 
 // z = (x − y)·(x − y) as CuPy evaluates the unfused expression: a kernel per
@@ -50,11 +52,13 @@ void squared_diff_unfused(const Exec& exec, const X& x, const Y& y, const Tmp& t
 // z = (x·y)³, lab 003's ElementwiseKernel.
 template <class Exec, class X, class Y, class Z>
 void cube_product(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  Kokkos::parallel_for("portalab::cube_product", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) {
-                         const auto p = x(i) * y(i);
-                         z(i) = p * p * p;
-                       });
+  using T = typename Z::non_const_value_type;
+  map("portalab::cube_product", exec,
+      KOKKOS_LAMBDA(const Kokkos::Array<T, 2>& v) {
+        const T p = v[0] * v[1];
+        return p * p * p;
+      },
+      z, x, y);
 }
 
 // z = exp(−½((x − μ)/σ)²) / (σ·√(2π)), lab 004's ufunc.
@@ -62,11 +66,12 @@ template <class Exec, class T, class X, class Z>
 void gaussian_pdf(const Exec& exec, T mean, T sigma, const X& x, const Z& z) {
   // Rounded to T once, as the lab precomputes it as a float32 constant.
   const T sqrt_2pi = static_cast<T>(2.50662827463100050242);
-  Kokkos::parallel_for("portalab::gaussian_pdf", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) {
-                         const T u = (x(i) - mean) / sigma;
-                         z(i) = Kokkos::exp(T(-0.5) * u * u) / (sigma * sqrt_2pi);
-                       });
+  map("portalab::gaussian_pdf", exec,
+      KOKKOS_LAMBDA(const Kokkos::Array<T, 1>& v) {
+        const T u = (v[0] - mean) / sigma;
+        return T(Kokkos::exp(T(-0.5) * u * u) / (sigma * sqrt_2pi));
+      },
+      z, x);
 }
 
 // A device function, callable from any kernel and inlined by the compiler:
@@ -80,13 +85,15 @@ KOKKOS_INLINE_FUNCTION Kokkos::pair<T, T> polar_to_cartesian(T rho, T theta) {
 template <class Exec, class V, class Z>
 void polar_distance(const Exec& exec, const V& rho1, const V& theta1, const V& rho2,
                     const V& theta2, const Z& z) {
-  Kokkos::parallel_for("portalab::polar_distance", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) {
-                         const auto p1 = polar_to_cartesian(rho1(i), theta1(i));
-                         const auto p2 = polar_to_cartesian(rho2(i), theta2(i));
-                         const auto dx = p1.first - p2.first, dy = p1.second - p2.second;
-                         z(i) = Kokkos::sqrt(dx * dx + dy * dy);
-                       });
+  using T = typename Z::non_const_value_type;
+  map("portalab::polar_distance", exec,
+      KOKKOS_LAMBDA(const Kokkos::Array<T, 4>& v) {
+        const auto p1 = polar_to_cartesian(v[0], v[1]);
+        const auto p2 = polar_to_cartesian(v[2], v[3]);
+        const T dx = p1.first - p2.first, dy = p1.second - p2.second;
+        return T(Kokkos::sqrt(dx * dx + dy * dy));
+      },
+      z, rho1, theta1, rho2, theta2);
 }
 
 template <class Exec>

@@ -14,9 +14,9 @@ namespace portalab::kernels {
 template <class Exec, class T, class X, class Y, class Z>
 void vector_poly_fused(const Exec& exec, T a, T b, T c, const X& x, const Y& y,
                        const Z& z) {
-  Kokkos::parallel_for(
-      "portalab::vector_poly_fused", Range<Exec>(exec, 0, z.extent(0)),
-      KOKKOS_LAMBDA(std::int64_t i) { z(i) = a * x(i) * x(i) + b * y(i) + c; });
+  map("portalab::vector_poly_fused", exec,
+      KOKKOS_LAMBDA(const Kokkos::Array<T, 2>& v) { return a * v[0] * v[0] + b * v[1] + c; }, z,
+      x, y);
 }
 
 // Operation by operation into temporaries, as NumPy evaluates a*x**2 + b*y + c
