@@ -12,14 +12,27 @@
 #                                  program brackets them with cudaProfilerStart/
 #                                  Stop; one report per entry)
 #   NCU_KERNEL=regex               also profile the first matching kernel with ncu
-#                                  (Kokkos kernel labels, e.g. vector_poly_fused)
+#                                  (matched in the demangled name, which holds
+#                                  the kernel function, e.g. squared_diff_fused);
+#                                  where nsys is missing, ncu alone runs
+#   NSYS=nsys, NCU=ncu             the profilers' paths
 set -euo pipefail
-if [ $# -lt 1 ]; then sed -n '2,18p' "$0"; exit 2; fi
+if [ $# -lt 1 ]; then sed -n '2,20p' "$0"; exit 2; fi
 deck=$1
 out=${2:-results/profile}
 shift $(($# >= 2 ? 2 : 1))
 portalab=${PORTALAB:-build/cuda/portalab}
-command -v nsys >/dev/null || { echo "profile.sh: nsys not found (module load nsight-systems?)" >&2; exit 2; }
+nsys=${NSYS:-nsys}
+ncu=${NCU:-ncu}
+have_nsys=1
+if ! command -v "$nsys" >/dev/null; then
+  have_nsys=0
+  if [ -z "${NCU_KERNEL:-}" ]; then
+    echo "profile.sh: nsys not found (module load nsight-systems?)" >&2
+    exit 2
+  fi
+  echo "profile.sh: nsys not found: Nsight Compute only" >&2
+fi
 mkdir -p "$out"
 run=("$portalab" run "$deck" --set "profile_reps=${PROFILE_REPS:-3}" --set calibrate=none "$@")
 
@@ -27,16 +40,21 @@ capture=()
 if [ "${CAPTURE:-all}" = reps ]; then
   capture=(--capture-range=cudaProfilerApi --capture-range-end=repeat)
 fi
-nsys profile --trace=cuda,nvtx,osrt,openmp --sample=none --force-overwrite=true \
-  "${capture[@]}" --output="$out/profile" "${run[@]}" --out "$out/results"
-echo "profile.sh: Nsight Systems report(s):"
-ls -1 "$out"/profile*.nsys-rep
-echo "  summary: nsys stats --report nvtx_sum,cuda_gpu_kern_sum $out/profile.nsys-rep"
+if ((have_nsys)); then
+  "$nsys" profile --trace=cuda,nvtx,osrt,openmp --sample=none --force-overwrite=true \
+    "${capture[@]}" --output="$out/profile" "${run[@]}" --out "$out/results"
+  echo "profile.sh: Nsight Systems report(s):"
+  ls -1 "$out"/profile*.nsys-rep
+  echo "  summary: nsys stats --report nvtx_sum,cuda_gpu_kern_sum $out/profile.nsys-rep"
+fi
 
 if [ -n "${NCU_KERNEL:-}" ]; then
-  command -v ncu >/dev/null || { echo "profile.sh: ncu not found" >&2; exit 2; }
-  # Skip the cold and warm-up launches: profile a steady-state one.
-  ncu --kernel-name "regex:${NCU_KERNEL}" --launch-skip 3 --launch-count 1 --set full \
-    --force-overwrite --export "$out/kernel" "${run[@]}" --out "$out/results-ncu"
+  command -v "$ncu" >/dev/null || { echo "profile.sh: ncu not found" >&2; exit 2; }
+  # Skip the cold and warm-up launches: profile a steady-state one. Clocks
+  # as they are (ncu would otherwise lock them to base for the run: a change
+  # to a shared card's settings, and figures unlike the unprofiled run's).
+  "$ncu" --kernel-name-base demangled --kernel-name "regex:${NCU_KERNEL}" --launch-skip 3 \
+    --launch-count 1 --set full --clock-control none --force-overwrite --export "$out/kernel" "${run[@]}" \
+    --out "$out/results-ncu"
   echo "profile.sh: Nsight Compute report: $out/kernel.ncu-rep (ncu --import $out/kernel.ncu-rep)"
 fi
