@@ -18,7 +18,8 @@ struct Param {
 
 std::vector<Param> all_cases() {
   std::vector<Param> out;
-  for (const auto& e : portalab::experiments())
+  for (const auto& e : portalab::experiments()) {
+    if (e.name.rfind("test_", 0) == 0) continue;  // the tests' own (test_runner.cpp)
     for (const auto& space : portalab::enabled_space_names())
       for (const auto& dtype : e.dtypes)
         for (auto mode : {portalab::CopyMode::pageable, portalab::CopyMode::pinned,
@@ -26,6 +27,7 @@ std::vector<Param> all_cases() {
           if (mode == portalab::CopyMode::pinned && portalab::is_host_space(space)) continue;
           out.push_back({e.name, space, dtype, mode});
         }
+  }
   return out;
 }
 
