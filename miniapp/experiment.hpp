@@ -5,7 +5,8 @@
 // the framework can copy and fill them), `run` launches the timed work on the
 // case's execution-space instance without fencing, `verify` checks the host
 // mirrors against an independent reference, and `work` declares the bytes
-// and FLOPs of one repetition. One call of register_experiment, at static
+// and FLOPs of one repetition. An experiment that calls libraries also says,
+// in `library(variant)`, which one served the variant (default "native"). One call of register_experiment, at static
 // initialisation in that file, makes it known to `portalab run`: no list,
 // enum or switch elsewhere. Nothing touches Kokkos until a case is made.
 #pragma once
@@ -44,6 +45,9 @@ class Case {
   virtual void fence() = 0;
   virtual void poison_outputs() = 0;
   virtual Check verify(std::string_view variant) const = 0;
+  // The library that served the variant's last run ("cuBLAS", "OpenBLAS",
+  // "native", ...), as the experiment read it from what it called.
+  virtual std::string library(std::string_view variant) const = 0;
   // True when host mirrors are the device Views (host spaces): copies are no-ops.
   virtual bool copies_alias() const = 0;
   virtual std::size_t h2d_bytes() const = 0;  // bytes h2d() moves
@@ -82,6 +86,13 @@ class CaseImpl final : public Case {
   void fence() override { m_ctx.exec().fence("portalab::Case::fence"); }
   void poison_outputs() override { m_ctx.poison_outputs(); }
   Check verify(std::string_view variant) const override { return m_exp.verify(variant); }
+  // Experiments that call no library run Kokkos kernels of their own.
+  std::string library(std::string_view variant) const override {
+    if constexpr (requires { m_exp.library(variant); })
+      return std::string(m_exp.library(variant));
+    else
+      return "native";
+  }
   bool copies_alias() const override { return CaseContext<Space>::copies_alias; }
   std::size_t h2d_bytes() const override { return m_ctx.input_bytes(); }
   std::size_t d2h_bytes() const override { return m_ctx.output_bytes(); }
