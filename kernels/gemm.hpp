@@ -32,10 +32,11 @@ struct GemmTiling {
 // without fencing. Thread (tx, ty) owns rows tx + TX·r and columns ty + TY·c
 // of its team's tile: neighbouring threads read neighbouring scratch words
 // and, for column-major C, write neighbouring addresses.
-template <class Exec, class AM, class BM, class CM>
-void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C) {
+// `Tiling` is GemmTiling's unless a test asks for another shape.
+template <class Exec, class AM, class BM, class CM,
+          class Tiling = GemmTiling<Exec, typename CM::non_const_value_type>>
+void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Tiling = {}) {
   using T = typename CM::non_const_value_type;
-  using Tiling = GemmTiling<Exec, T>;
   constexpr int TX = Tiling::TX, RM = Tiling::RM, RN = Tiling::RN, TK = Tiling::TK;
   constexpr int TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<threads, 1>>;

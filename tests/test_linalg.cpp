@@ -87,6 +87,39 @@ TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
   }
 }
 
+// The GPU's thread layout (several threads per team, each owning strided rows
+// and columns) on whatever team size the space allows: 2×1 and 1×2 threads
+// with register blocks no tile size divides.
+template <int tx, int ty>
+struct SmallTeamTiling {
+  static constexpr int TX = tx, TY = ty, RM = 3, RN = 5, TK = 4;
+  static constexpr int TM = RM * TX, TN = RN * TY, threads = TX * TY;
+};
+
+TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
+  using Space = TypeParam;
+  if (Space().concurrency() < 2) GTEST_SKIP() << Space::name() << " runs teams of one thread";
+  const std::size_t m = 31, n = 17, k = 23;
+  auto a = TestFixture::template random<double>(m, k, 4);
+  auto b = TestFixture::template random<double>(k, n, 5);
+  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n);
+  Space exec;
+  portalab::kernels::gemm_tiled(exec, a, b, c21, SmallTeamTiling<2, 1>{});
+  portalab::kernels::gemm_tiled(exec, a, b, c12, SmallTeamTiling<1, 2>{});
+  exec.fence();
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  auto h21 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c21);
+  auto h12 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c12);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < m; ++i) {
+      double c = 0;
+      for (std::size_t l = 0; l < k; ++l) c += ha(i, l) * hb(l, j);
+      ASSERT_NEAR(h21(i, j), c, 1e-13) << i << "," << j;
+      ASSERT_NEAR(h12(i, j), c, 1e-13) << i << "," << j;
+    }
+}
+
 // A float32 sum of 1e6 same-sign terms loses digits a float64 accumulator keeps.
 TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
   using Space = TypeParam;
