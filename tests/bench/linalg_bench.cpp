@@ -42,6 +42,19 @@ Matrix<Space, T> random_matrix(const Space& exec, std::int64_t n, std::uint64_t 
   return a;
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+// A cuSOLVER handle of the benchmarks' own, apart from portalab's and Kokkos
+// Kernels'; left to the process's end.
+cusolverDnHandle_t bare_handle() {
+  static cusolverDnHandle_t h = [] {
+    cusolverDnHandle_t made{};
+    cusolverDnCreate(&made);
+    return made;
+  }();
+  return h;
+}
+#endif
+
 template <class Space, class T>
 void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_size,
                   const std::vector<std::int64_t>& lapack_sizes) {
@@ -154,23 +167,41 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
   if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
     lapack("det_bare_cusolver", 2.0 / 3.0,
            [](const Space& e, auto& w, auto&, auto& ipiv, auto&, auto&, auto& ws) {
-             static cusolverDnHandle_t h = [] {
-               cusolverDnHandle_t made{};
-               cusolverDnCreate(&made);
-               return made;
-             }();
+             cusolverDnHandle_t h = bare_handle();
              cusolverDnSetStream(h, e.cuda_stream());
              const int n = static_cast<int>(w.extent(0));
              int lwork = 0;
-             if constexpr (std::is_same_v<T, float>)
+             if constexpr (std::is_same_v<T, float>) {
                cusolverDnSgetrf_bufferSize(h, n, n, w.data(), n, &lwork);
-             else
-               cusolverDnDgetrf_bufferSize(h, n, n, w.data(), n, &lwork);
-             ws.reserve(e, lwork);
-             if constexpr (std::is_same_v<T, float>)
+               ws.reserve(e, lwork);
                cusolverDnSgetrf(h, n, n, w.data(), n, ws.work.data(), ipiv.data(), ws.info.data());
-             else
+             } else {
+               cusolverDnDgetrf_bufferSize(h, n, n, w.data(), n, &lwork);
+               ws.reserve(e, lwork);
                cusolverDnDgetrf(h, n, n, w.data(), n, ws.work.data(), ipiv.data(), ws.info.data());
+             }
+           });
+    lapack("qr_bare_cusolver", 4.0 / 3.0,
+           [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
+             cusolverDnHandle_t h = bare_handle();
+             cusolverDnSetStream(h, e.cuda_stream());
+             const int n = static_cast<int>(w.extent(0));
+             int lq = 0, lo = 0;
+             if constexpr (std::is_same_v<T, float>) {
+               cusolverDnSgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
+               cusolverDnSorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
+               ws.reserve(e, std::max(lq, lo));
+               cusolverDnSgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
+               cusolverDnSorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
+                                ws.info.data());
+             } else {
+               cusolverDnDgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
+               cusolverDnDorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
+               ws.reserve(e, std::max(lq, lo));
+               cusolverDnDgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
+               cusolverDnDorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
+                                ws.info.data());
+             }
            });
   }
 #endif
