@@ -8,7 +8,8 @@
 // and FLOPs of one repetition. Optionally, `show(variant)` returns values to
 // print after the check, and `self_timed_ms()` the time of the part of the
 // last run that the experiment timed itself (launches without their fence).
-// One call of register_experiment, at static
+// An experiment that calls libraries says, in `library(variant)`, which one
+// served the variant (default "native"). One call of register_experiment, at static
 // initialisation in that file, makes it known to `portalab run`: no list,
 // enum or switch elsewhere. Nothing touches Kokkos until a case is made.
 #pragma once
@@ -54,6 +55,9 @@ class Case {
   // When the experiment timed part of its last run itself: that time, which
   // replaces the fenced time of the kernel phase.
   virtual std::optional<double> self_timed_ms() const = 0;
+  // The library that served the variant's last run ("cuBLAS", "OpenBLAS",
+  // "native", ...), as the experiment read it from what it called.
+  virtual std::string library(std::string_view variant) const = 0;
   // True when host mirrors are the device Views (host spaces): copies are no-ops.
   virtual bool copies_alias() const = 0;
   virtual std::size_t h2d_bytes() const = 0;  // bytes h2d() moves
@@ -103,6 +107,13 @@ class CaseImpl final : public Case {
       return m_exp.self_timed_ms();
     else
       return std::nullopt;
+  }
+  // Experiments that call no library run Kokkos kernels of their own.
+  std::string library(std::string_view variant) const override {
+    if constexpr (requires { m_exp.library(variant); })
+      return std::string(m_exp.library(variant));
+    else
+      return "native";
   }
   bool copies_alias() const override { return CaseContext<Space>::copies_alias; }
   std::size_t h2d_bytes() const override { return m_ctx.input_bytes(); }

@@ -4,7 +4,14 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace portalab {
@@ -45,6 +52,59 @@ class RegionRecorder {
     return names;
   }
   Kokkos::Tools::Experimental::EventSet m_saved;
+};
+
+// The library that provides a C symbol in this process ("OpenBLAS", "MKL",
+// "BLIS", ...), from the file the dynamic linker resolved it to; `fallback`
+// when the file does not say. Debian's libblas.so.3 is a chain of links
+// (alternatives) to the provider's folder: the resolved path names it.
+inline std::string library_providing(const char* symbol, const std::string& fallback) {
+  void* address = dlsym(RTLD_DEFAULT, symbol);
+  Dl_info info{};
+  if (!address || !dladdr(address, &info) || !info.dli_fname) return fallback;
+  char resolved[PATH_MAX];
+  std::string path = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+  for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [needle, name] : {std::pair{"openblas", "OpenBLAS"}, {"mkl", "MKL"},
+                                     {"blis", "BLIS"}, {"atlas", "ATLAS"}, {"armpl", "ArmPL"}})
+    if (path.find(needle) != std::string::npos) return name;
+  return fallback;
+}
+
+// A Kokkos Kernels TPL name made specific: its "BLAS" and "LAPACK" are
+// whichever host library provides sgemm_ / sgetrf_ here.
+inline std::string vendor_library(const std::string& tpl) {
+  if (tpl == "BLAS") return library_providing("sgemm_", "BLAS");
+  if (tpl == "LAPACK") return library_providing("sgetrf_", "LAPACK");
+  return tpl;
+}
+
+// Remembers, per variant, which library its first call ran: that call runs
+// under a RegionRecorder (which may fence), later calls run bare so warm
+// timings are not disturbed.
+class LibraryByVariant {
+ public:
+  template <class Call>
+  void run_recording_first(std::string_view variant, Call&& call) {
+    if (m_library.find(variant) != m_library.end()) {
+      call();
+      return;
+    }
+    RegionRecorder recorder;
+    call();
+    m_library.emplace(std::string(variant), vendor_library(recorder.library()));
+  }
+  void set(std::string_view variant, std::string library) {
+    m_library.insert_or_assign(std::string(variant), std::move(library));
+  }
+  // "" for a variant that has not run.
+  std::string operator()(std::string_view variant) const {
+    const auto it = m_library.find(variant);
+    return it == m_library.end() ? std::string() : it->second;
+  }
+
+ private:
+  std::map<std::string, std::string, std::less<>> m_library;
 };
 
 }  // namespace portalab

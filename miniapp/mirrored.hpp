@@ -111,14 +111,15 @@ class CaseContext {
 
 // A View of DataType (double*, float**, ...) in Space's memory and its host
 // mirror. Device type Kokkos::Device<Space, memory> so that Kokkos Kernels'
-// vendor-library paths match it for exactly this execution space.
-template <class DataType, class Space>
+// vendor-library paths match it for exactly this execution space. Layout:
+// the space's own by default; matrices handed to BLAS/LAPACK, which are
+// column-major, say Kokkos::LayoutLeft.
+template <class DataType, class Space, class Layout = typename Space::array_layout>
 class Mirrored final : public MirroredBase {
  public:
-  using device_view = Kokkos::View<DataType, typename Space::array_layout,
-                                   Kokkos::Device<Space, typename Space::memory_space>>;
-  using host_view = Kokkos::View<DataType, typename Space::array_layout,
-                                 Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  using device_view =
+      Kokkos::View<DataType, Layout, Kokkos::Device<Space, typename Space::memory_space>>;
+  using host_view = Kokkos::View<DataType, Layout, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
   using value_type = typename device_view::non_const_value_type;
 
   template <class... Extents>
@@ -197,11 +198,10 @@ class Mirrored final : public MirroredBase {
       return std::numeric_limits<value_type>::lowest();
   }
 
-  using pageable_view = Kokkos::View<DataType, typename Space::array_layout, Kokkos::HostSpace>;
+  using pageable_view = Kokkos::View<DataType, Layout, Kokkos::HostSpace>;
   using pinned_view = std::conditional_t<
       std::is_void_v<typename PinnedHostSpace<Space>::type>, pageable_view,
-      Kokkos::View<DataType, typename Space::array_layout,
-                   typename PinnedHostSpace<Space>::type>>;
+      Kokkos::View<DataType, Layout, typename PinnedHostSpace<Space>::type>>;
 
   CaseContext<Space>& m_ctx;
   device_view m_device;

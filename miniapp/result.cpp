@@ -123,6 +123,7 @@ nlohmann::json to_json(const Result& r) {
   nlohmann::json j{
       {"experiment", r.experiment},
       {"variant", r.variant},
+      {"library", r.library},
       {"space", r.space},
       {"dtype", r.dtype},
       {"n", r.n},
@@ -160,8 +161,8 @@ nlohmann::json to_json(const Result& r) {
 }
 
 std::vector<std::string> csv_header() {
-  std::vector<std::string> h{"experiment", "variant", "space", "dtype", "n", "copies", "reps",
-                             "warmups"};
+  std::vector<std::string> h{"experiment", "variant", "library", "space", "dtype",
+                             "n",          "copies",  "reps",    "warmups"};
   for (const auto& [name, member] : phases()) h.push_back(std::string(name) + "_ms");
   for (const auto& [name, member] : phases())
     for (const char* s : {"_min_ms", "_max_ms", "_std_ms"}) h.push_back(std::string(name) + s);
@@ -175,7 +176,8 @@ std::vector<std::string> csv_header() {
 
 std::vector<std::string> csv_row(const Result& r) {
   auto num = [](double v) { return fmt::format("{:.9g}", v); };
-  std::vector<std::string> row{r.experiment, r.variant, r.space, r.dtype, std::to_string(r.n),
+  std::vector<std::string> row{r.experiment, r.variant, csv_quote(r.library), r.space, r.dtype,
+                               std::to_string(r.n),
                                std::string(to_string(r.copies)), std::to_string(r.reps),
                                std::to_string(r.warmups)};
   for (const auto& [name, member] : phases()) row.push_back(num((r.*member).median));
@@ -237,20 +239,20 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
     out += fmt::format("\n{}  {}  n={}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
                        experiment, key.first, key.second, rows.front()->reps,
                        rows.front()->warmups);
-    out += fmt::format("{:<8} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} "
-                       "{:>5} {:<7} {:>8}\n",
-                       "space", "variant", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
+    out += fmt::format("{:<8} {:<14} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} "
+                       "{:>8} {:>5} {:<7} {:>8}\n",
+                       "space", "variant", "library", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
                        "speedup", "GB/s", "GFLOP/s", "%lim", "check", "rel.err");
     for (const Result* r : rows) {
       if (r->status == Status::skipped || r->status == Status::error) {
-        out += fmt::format("{:<8} {:<9} {:<8} {} {}\n", r->space, r->variant,
+        out += fmt::format("{:<8} {:<14} {:<9} {:<8} {} {}\n", r->space, r->variant, r->library,
                            to_string(r->copies), to_string(r->status), r->note);
         continue;
       }
       const bool alias = r->copies_alias && r->copies != CopyMode::none;
       out += fmt::format(
-          "{:<8} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} {:>8.1e}\n", r->space,
-          r->variant, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
+          "{:<8} {:<14} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} {:>8.1e}\n",
+          r->space, r->variant, r->library, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
           fmt_num(r->kernel.median, 9), alias ? "0*" : fmt_num(r->d2h.median, 9),
           fmt_num(r->total.median, 9), fmt::format("{:>8.3g}", r->total.stddev), fmt_num(r->cold_ms, 9),
           r->speedup > 0 ? fmt::format("{:.2f}x", r->speedup) : std::string("-"),

@@ -27,6 +27,7 @@ std::string_view to_string(Status s);
 
 struct Result {
   std::string experiment, variant, space, dtype;
+  std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
   std::size_t n = 0;
   CopyMode copies = CopyMode::pageable;
   int reps = 0, warmups = 0;

@@ -108,6 +108,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
   }
   ScopedRange verify(range + "/verify");
   r.check = c.verify(r.variant);
+  r.library = c.library(r.variant);
   r.status = r.check.pass ? Status::pass : Status::fail;
   if (mode == CopyMode::none)
     r.note = "inputs created in the space: kernel alone";

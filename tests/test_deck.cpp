@@ -212,9 +212,13 @@ TEST(Deck, SpacesOptionRejectsAnUncompiledSpaceNamingTheAvailableOnes) {
 }
 
 TEST(Deck, EveryShippedDeckIsValid) {
+  // A deck may name a space this build lacks (linalg-gpu.toml: Cuda): checked
+  // against every execution space Kokkos can be built with.
+  auto any_build = catalog();
+  any_build.spaces = {"Serial", "OpenMP", "Threads", "HPX", "Cuda", "HIP", "SYCL"};
   for (const auto& entry : std::filesystem::directory_iterator(PORTALAB_SOURCE_DIR "/inputs"))
     if (entry.path().extension() == ".toml")
-      EXPECT_NO_THROW(portalab::load_deck(entry.path().string(), catalog())) << entry.path();
+      EXPECT_NO_THROW(portalab::load_deck(entry.path().string(), any_build)) << entry.path();
 }
 
 TEST(Deck, MissingFileIsAnInputError) {

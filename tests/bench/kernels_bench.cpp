@@ -5,6 +5,7 @@
 // The labs' streaming kernels run at n = 1e8 only, the size of the GPU targets:
 //   portalab_bench --benchmark_filter='(stream_copy|lab/).*/Cuda/.*/100000000'
 #include "kernels/elementwise.hpp"
+#include "fenced.hpp"
 #include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
 #include "spaces.hpp"
@@ -12,24 +13,11 @@
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <string>
 
 namespace {
 
-template <class Space, class F>
-void fenced(benchmark::State& state, const Space& exec, double bytes_per_iteration, F&& kernel) {
-  kernel();  // first call outside the timing: module loading, first touch
-  exec.fence();
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    kernel();
-    exec.fence("portalab_bench");
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_iteration * state.iterations()));
-}
+using portalab::bench::fenced;
 
 template <class Space, class T>
 void register_for() {

@@ -3,9 +3,9 @@
     PORTALAB=build/host/portalab PORTALAB_FAIL_ALLOC=build/host/tests/libportalab_fail_alloc.so \
         python3 tests/reliability/test_reliability.py [TestClass...]
 
-Each test runs the real binary on inputs/default.toml (Serial, small sizes,
-many repetitions so that a run lasts seconds), disturbs it, then parses the
-result files it left.
+Each test runs the real binary on tests/decks/long_run.toml (ten Serial
+entries, many repetitions, so that a run lasts seconds), disturbs it, then
+parses the result files it left.
 """
 import csv
 import json
@@ -20,12 +20,7 @@ import time
 import unittest
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DECK = os.path.join(SOURCE, "inputs", "default.toml")
-# 8 vector_poly entries of 1e6 elements (2 types x 2 variants x pageable/none)
-# and 2 of stream_copy, 300 repetitions each: about 5 s in all.
-LONG = ["--spaces", "Serial", "--set", "reps=300", "--set", "warmups=1",
-        "--set", "vector_poly.sizes=[1000000]", "--set", "stream_copy.sizes=[1000000]",
-        "--set", 'copies=["pageable","none"]']
+DECK = os.path.join(SOURCE, "tests", "decks", "long_run.toml")
 ENV = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
 
 
@@ -55,7 +50,7 @@ class Base(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def start(self, *extra, calibrate="none", env=ENV, **kw):
-        return subprocess.Popen([os.environ["PORTALAB"], "run", DECK, *LONG, *extra,
+        return subprocess.Popen([os.environ["PORTALAB"], "run", DECK, *extra,
                                  "--set", f"calibrate={calibrate}",
                                  "--out", self.out], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, **kw)
@@ -152,7 +147,7 @@ class Kill9Test(Base):
 
 class MemoryTest(Base):
     def run_deck(self, sizes, env=ENV, preexec_fn=None):
-        p = subprocess.run([os.environ["PORTALAB"], "run", DECK, "--spaces", "Serial",
+        p = subprocess.run([os.environ["PORTALAB"], "run", DECK,
                             "--set", "calibrate=none", "--set", "reps=2", "--set", "warmups=0",
                             "--set", f"vector_poly.sizes={sizes}", "--set",
                             "vector_poly.variants=[\"fused\"]", "--set", "vector_poly.dtypes=[\"float64\"]",

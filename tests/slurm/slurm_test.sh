@@ -134,13 +134,13 @@ profile=$(NSYS=$tmp/run/nsys "$submit" "$src/scripts/slurm/profile.sbatch" "$src
 # A job that must fail: a deck that does not parse (portalab exits 2).
 bad=$(PORTALAB_ARGS="" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/unknown_key.toml")
 # A long job stopped as its time limit would stop it: SIGTERM to every process.
-long=$(PORTALAB_ARGS="--spaces Serial --set reps=1000 --set vector_poly.sizes=[1000000] --set stream_copy.sizes=[1000000]" \
-  "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/inputs/default.toml")
+long=$(PORTALAB_ARGS="--set reps=1000" \
+  "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/long_run.toml")
 echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long"
 # shellcheck disable=SC2016  # expanded by that bash
 wait_for "$timeout_s" "the long job's first entry" bash -c \
   "python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"results\"])' \
-   results/$long/default/results.json 2>/dev/null"
+   results/$long/long_run/results.json 2>/dev/null"
 scancel --signal=TERM --full "$long"
 
 # shellcheck disable=SC2016  # expanded by that bash
@@ -187,7 +187,7 @@ grep -qx -- "--trace=cuda,nvtx,osrt,openmp" "results/$profile/default/profile.ns
   || fail "profile: nsys not called with the trace options"
 [ ! -e "results/$bad/unknown_key/results.json" ] || fail "bad deck: results written"
 grep -q "unknown_key.toml:4:1" "portalab-$bad.out" || fail "bad deck: no parse error in the job output"
-python3 - "results/$long/default/results.json" <<'PY' || fail "long job: results of a signalled run"
+python3 - "results/$long/long_run/results.json" <<'PY' || fail "long job: results of a signalled run"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 stop, rows = doc["summary"]["interrupted"], doc["results"]
@@ -195,5 +195,5 @@ assert stop["signal"] == "SIGTERM" and rows and len(rows) + stop["not_run"] == 1
 assert all(r["check"] == "PASS" for r in rows)
 print(f"long job: stopped by {stop['signal']} after {len(rows)} entries, {stop['not_run']} not run")
 PY
-grep -q "interrupted by SIGTERM" "results/$long/default/table.txt" || fail "long job: table.txt cut short"
+grep -q "interrupted by SIGTERM" "results/$long/long_run/table.txt" || fail "long job: table.txt cut short"
 echo "slurm test passed"

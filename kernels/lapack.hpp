@@ -1,0 +1,194 @@
+// LU and QR factorisations through the vendor LAPACK that serves the space
+// (kernels/vendor.hpp): LAPACKE on the host, cuSOLVER on the instance's
+// stream on Cuda. Kokkos Kernels 4.6 has gesv but no getrf alone and no QR.
+// Matrices are column-major (LayoutLeft), pivots 1-based as LAPACK's.
+#pragma once
+
+#include "vendor.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace portalab::kernels {
+
+static_assert(sizeof(lapack_int) == sizeof(int), "LAPACKE with 32-bit integers (LP64)");
+
+// Scratch the library needs, kept between calls so that warm calls allocate
+// nothing; `info` is the last call's LAPACK info (> 0: a zero pivot / failure).
+template <class Exec, class T>
+struct LapackWorkspace {
+  using memory_space = typename Exec::memory_space;
+  Kokkos::View<T*, memory_space> work;
+  Kokkos::View<int, memory_space> info{"portalab::lapack_info"};
+
+  void reserve(const Exec& exec, int elements) {
+    if (work.extent(0) < static_cast<std::size_t>(elements))
+      work = Kokkos::View<T*, memory_space>(
+          Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "portalab::lapack_work"),
+          elements);
+  }
+};
+
+namespace detail {
+
+inline int leading(std::size_t stride) { return std::max<int>(1, static_cast<int>(stride)); }
+
+// The routines of each library by element type.
+template <class T>
+struct Lapacke;
+template <>
+struct Lapacke<float> {
+  static constexpr auto getrf = LAPACKE_sgetrf;
+  static constexpr auto getrs = LAPACKE_sgetrs;
+  static constexpr auto geqrf = LAPACKE_sgeqrf;
+  static constexpr auto orgqr = LAPACKE_sorgqr;
+};
+template <>
+struct Lapacke<double> {
+  static constexpr auto getrf = LAPACKE_dgetrf;
+  static constexpr auto getrs = LAPACKE_dgetrs;
+  static constexpr auto geqrf = LAPACKE_dgeqrf;
+  static constexpr auto orgqr = LAPACKE_dorgqr;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+template <class T>
+struct Cusolver;
+template <>
+struct Cusolver<float> {
+  static constexpr auto getrf_size = cusolverDnSgetrf_bufferSize;
+  static constexpr auto getrf = cusolverDnSgetrf;
+  static constexpr auto getrs = cusolverDnSgetrs;
+  static constexpr auto geqrf_size = cusolverDnSgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnSgeqrf;
+  static constexpr auto orgqr_size = cusolverDnSorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnSorgqr;
+};
+template <>
+struct Cusolver<double> {
+  static constexpr auto getrf_size = cusolverDnDgetrf_bufferSize;
+  static constexpr auto getrf = cusolverDnDgetrf;
+  static constexpr auto getrs = cusolverDnDgetrs;
+  static constexpr auto geqrf_size = cusolverDnDgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnDgeqrf;
+  static constexpr auto orgqr_size = cusolverDnDorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnDorgqr;
+};
+#endif
+
+// Routes one LAPACK call by DenseVendorFor<Exec, T>: host(), after the
+// instance's earlier work, or cuda(handle on the instance's stream).
+template <class Exec, class T, class Host, class Cuda>
+void dispatch(const Exec& exec, const char* what, Host&& host, [[maybe_unused]] Cuda&& cuda) {
+  constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  if constexpr (vendor == DenseVendor::host) {
+    exec.fence("portalab::lapack: inputs ready");
+    host();
+  }
+#if defined(KOKKOS_ENABLE_CUDA)
+  else if constexpr (vendor == DenseVendor::cuda) {
+    cuda(cusolver_on(exec));
+  }
+#endif
+  else {
+    throw_no_vendor<Exec, T>(what);
+  }
+}
+
+}  // namespace detail
+
+// A = P·L·U in place, pivots in ipiv (n ints). (2/3)n³ FLOPs.
+template <class Exec, class AM, class IV, class T = typename AM::non_const_value_type>
+void getrf(const Exec& exec, const AM& A, const IV& ipiv, LapackWorkspace<Exec, T>& ws) {
+  const int m = vendor_int(A.extent(0), "getrf"), n = vendor_int(A.extent(1), "getrf");
+  const int lda = detail::leading(A.stride(1));
+  detail::dispatch<Exec, T>(
+      exec, "getrf",
+      [&] {
+        ws.info() = detail::Lapacke<T>::getrf(LAPACK_COL_MAJOR, m, n, A.data(), lda, ipiv.data());
+      },
+      [&](auto h) {
+#if defined(KOKKOS_ENABLE_CUDA)
+        using C = detail::Cusolver<T>;
+        int lwork = 0;
+        PORTALAB_CUSOLVER_CHECK(C::getrf_size(h, m, n, A.data(), lda, &lwork));
+        ws.reserve(exec, lwork);
+        PORTALAB_CUSOLVER_CHECK(
+            C::getrf(h, m, n, A.data(), lda, ws.work.data(), ipiv.data(), ws.info.data()));
+#endif
+      });
+}
+
+// B = A⁻¹·B from getrf's factors. 2n²·nrhs FLOPs.
+template <class Exec, class AM, class IV, class BM, class T = typename AM::non_const_value_type>
+void getrs(const Exec& exec, const AM& LU, const IV& ipiv, const BM& B,
+           LapackWorkspace<Exec, T>& ws) {
+  const int n = vendor_int(LU.extent(0), "getrs"), nrhs = vendor_int(B.extent(1), "getrs");
+  const int lda = detail::leading(LU.stride(1)), ldb = detail::leading(B.stride(1));
+  detail::dispatch<Exec, T>(
+      exec, "getrs",
+      [&] {
+        ws.info() = detail::Lapacke<T>::getrs(LAPACK_COL_MAJOR, 'N', n, nrhs, LU.data(), lda,
+                                              ipiv.data(), B.data(), ldb);
+      },
+      [&](auto h) {
+#if defined(KOKKOS_ENABLE_CUDA)
+        PORTALAB_CUSOLVER_CHECK(detail::Cusolver<T>::getrs(
+            h, CUBLAS_OP_N, n, nrhs, LU.data(), lda, ipiv.data(), B.data(), ldb, ws.info.data()));
+#endif
+      });
+}
+
+// Householder QR in place: R on and above the diagonal, the reflectors below
+// it and in tau (min(m, n) scalars). 2n²(m − n/3) FLOPs.
+template <class Exec, class AM, class TV, class T = typename AM::non_const_value_type>
+void geqrf(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T>& ws) {
+  const int m = vendor_int(A.extent(0), "geqrf"), n = vendor_int(A.extent(1), "geqrf");
+  const int lda = detail::leading(A.stride(1));
+  detail::dispatch<Exec, T>(
+      exec, "geqrf",
+      [&] {
+        ws.info() = detail::Lapacke<T>::geqrf(LAPACK_COL_MAJOR, m, n, A.data(), lda, tau.data());
+      },
+      [&](auto h) {
+#if defined(KOKKOS_ENABLE_CUDA)
+        using C = detail::Cusolver<T>;
+        int lwork = 0;
+        PORTALAB_CUSOLVER_CHECK(C::geqrf_size(h, m, n, A.data(), lda, &lwork));
+        ws.reserve(exec, lwork);
+        PORTALAB_CUSOLVER_CHECK(C::geqrf(h, m, n, A.data(), lda, tau.data(), ws.work.data(),
+                                         lwork, ws.info.data()));
+#endif
+      });
+}
+
+// Overwrites geqrf's reflectors in A (m×n, m ≥ n) with the m×n Q they form.
+template <class Exec, class AM, class TV, class T = typename AM::non_const_value_type>
+void orgqr(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T>& ws) {
+  const int m = vendor_int(A.extent(0), "orgqr"), n = vendor_int(A.extent(1), "orgqr");
+  const int k = vendor_int(tau.extent(0), "orgqr");
+  const int lda = detail::leading(A.stride(1));
+  detail::dispatch<Exec, T>(
+      exec, "orgqr",
+      [&] {
+        ws.info() =
+            detail::Lapacke<T>::orgqr(LAPACK_COL_MAJOR, m, n, k, A.data(), lda, tau.data());
+      },
+      [&](auto h) {
+#if defined(KOKKOS_ENABLE_CUDA)
+        using C = detail::Cusolver<T>;
+        int lwork = 0;
+        PORTALAB_CUSOLVER_CHECK(C::orgqr_size(h, m, n, k, A.data(), lda, tau.data(), &lwork));
+        ws.reserve(exec, lwork);
+        PORTALAB_CUSOLVER_CHECK(C::orgqr(h, m, n, k, A.data(), lda, tau.data(), ws.work.data(),
+                                         lwork, ws.info.data()));
+#endif
+      });
+}
+
+}  // namespace portalab::kernels

@@ -1,0 +1,116 @@
+// Which vendor library serves dense linear algebra in an execution space, and
+// the handles and error checks of the GPU libraries. In the spirit of Kokkos
+// Kernels' TPL dispatch (blas/tpls/*_tpl_spec_avail.hpp): a trait answers per
+// execution space and element type; each call routes by it and puts the
+// library's work on the stream of the execution-space instance it is given.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+#endif
+
+namespace portalab::kernels {
+
+enum class DenseVendor {
+  none,  // no vendor library: portable kernels only
+  host,  // CBLAS and LAPACKE on the host (OpenBLAS, MKL, ... whichever is linked)
+  cuda,  // cuBLAS and cuSOLVER on the instance's stream
+};
+
+// The library serving Exec for element type T; `blas` and `lapack` name it as
+// Kokkos Kernels' profiling regions do.
+template <class Exec, class T>
+struct DenseVendorFor {
+  static constexpr DenseVendor value = DenseVendor::none;
+  static constexpr const char* blas = "none";
+  static constexpr const char* lapack = "none";
+};
+
+template <class T>
+inline constexpr bool is_blas_real_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class Exec, class T>
+  requires(is_blas_real_v<T> &&
+           bool(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible))
+struct DenseVendorFor<Exec, T> {
+  static constexpr DenseVendor value = DenseVendor::host;
+  static constexpr const char* blas = "BLAS";
+  static constexpr const char* lapack = "LAPACK";
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+template <class T>
+  requires is_blas_real_v<T>
+struct DenseVendorFor<Kokkos::Cuda, T> {
+  static constexpr DenseVendor value = DenseVendor::cuda;
+  static constexpr const char* blas = "cuBLAS";
+  static constexpr const char* lapack = "cuSOLVER";
+};
+#endif
+
+template <class Exec, class T>
+[[noreturn]] void throw_no_vendor(const char* what) {
+  throw std::runtime_error(std::string(what) + ": no vendor library serves execution space " +
+                           Exec::name() + " for this element type");
+}
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace detail {
+
+inline void vendor_check(int status, const char* call, const char* file, int line) {
+  if (status != 0)
+    throw std::runtime_error(std::string(call) + " failed with status " + std::to_string(status) +
+                             " at " + file + ":" + std::to_string(line));
+}
+
+}  // namespace detail
+
+#define PORTALAB_CUBLAS_CHECK(call) \
+  ::portalab::kernels::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
+#define PORTALAB_CUSOLVER_CHECK(call) \
+  ::portalab::kernels::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
+
+// One handle per process and library, made on first use (the cold call pays
+// for it, as a Python user's first call does) and destroyed when Kokkos
+// finalizes, before the CUDA context goes.
+template <class Handle, auto create, auto destroy>
+Handle process_handle() {
+  static Handle handle = [] {
+    Handle h{};
+    PORTALAB_CUBLAS_CHECK(create(&h));
+    Kokkos::push_finalize_hook([h] { destroy(h); });
+    return h;
+  }();
+  return handle;
+}
+
+// The library's handle with its work on the instance's stream.
+inline cublasHandle_t cublas_on(const Kokkos::Cuda& exec) {
+  auto h = process_handle<cublasHandle_t, cublasCreate, cublasDestroy>();
+  PORTALAB_CUBLAS_CHECK(cublasSetStream(h, exec.cuda_stream()));
+  return h;
+}
+inline cusolverDnHandle_t cusolver_on(const Kokkos::Cuda& exec) {
+  auto h = process_handle<cusolverDnHandle_t, cusolverDnCreate, cusolverDnDestroy>();
+  PORTALAB_CUSOLVER_CHECK(cusolverDnSetStream(h, exec.cuda_stream()));
+  return h;
+}
+#endif
+
+// Vendor interfaces take int sizes.
+inline int vendor_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error(std::string(what) + ": size " + std::to_string(n) +
+                             " exceeds the vendor interface's int");
+  return static_cast<int>(n);
+}
+
+}  // namespace portalab::kernels

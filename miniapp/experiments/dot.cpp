@@ -1,0 +1,117 @@
+// Dot product (lab 002: 1e8 float32): Kokkos Kernels (which in 4.6 never
+// calls cuBLAS), the vendor BLAS called directly (cublas<S|D>dot on the
+// instance's stream, CBLAS on the host), and a Kokkos reduction accumulating
+// in T or in float64.
+#include "experiment.hpp"
+#include "kernels/dot.hpp"
+#include "kernels/vendor_blas.hpp"
+#include "library_probe.hpp"
+#include "matrix_check.hpp"
+
+#include <KokkosBlas1_dot.hpp>
+#include <fmt/format.h>
+
+namespace portalab {
+namespace {
+
+template <class Space, class T>
+class Dot {
+ public:
+  // Zero-mean inputs: partial sums stay small, as in most real dots, so the
+  // error grows as √n rather than by stagnation of a float32 sum.
+  Dot(CaseContext<Space>& ctx, std::size_t n)
+      : m_x(ctx, "x", In{-1.0, 1.0}, n),
+        m_y(ctx, "y", In{-1.0, 1.0}, n),
+        m_dot(ctx, "dot", Out{}, 1),
+        m_dot64(ctx, "dot_acc64", Out{}, 1) {}
+
+  void run(const Space& exec, std::string_view variant) {
+    const auto& x = m_x.device();
+    const auto& y = m_y.device();
+    const auto result = Kokkos::subview(m_dot.device(), 0);
+    if (variant == "kokkos_kernels")
+      m_recorded.run_recording_first(variant, [&] { KokkosBlas::dot(exec, result, x, y); });
+    else if (variant == "vendor")
+      kernels::vendor_dot(exec, x, y, result);
+    else if (variant == "native")
+      kernels::dot_reduce(exec, x, y, result);
+    else
+      kernels::dot_reduce(exec, x, y, Kokkos::subview(m_dot64.device(), 0));
+  }
+
+  std::string library(std::string_view variant) const {
+    if (variant == "kokkos_kernels") return m_recorded(variant);
+    if (variant == "vendor") return vendor_library(kernels::DenseVendorFor<Space, T>::blas);
+    return "native";
+  }
+
+  // Against a compensated (Neumaier) sum of the exact products in double;
+  // the error is relative to Σ|x_i·y_i| and may grow as √n·eps of the type
+  // the sum was accumulated in.
+  Check verify(std::string_view variant) const {
+    const auto n = static_cast<std::int64_t>(m_x.size());
+    const T* x = m_x.host().data();
+    const T* y = m_y.host().data();
+    double sum = 0.0, compensation = 0.0, magnitude = 0.0;
+#if defined(_OPENMP)
+#pragma omp parallel
+#endif
+    {
+      double s = 0.0, c = 0.0, m = 0.0;
+#if defined(_OPENMP)
+#pragma omp for nowait
+#endif
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double p = static_cast<double>(x[i]) * static_cast<double>(y[i]);
+        const double t = s + p;
+        c += std::abs(s) >= std::abs(p) ? (s - t) + p : (p - t) + s;
+        s = t;
+        m += std::abs(p);
+      }
+#if defined(_OPENMP)
+#pragma omp critical
+#endif
+      {
+        const double t = sum + s;
+        compensation += (std::abs(sum) >= std::abs(s) ? (sum - t) + s : (s - t) + sum) + c;
+        sum = t;
+        magnitude += m;
+      }
+    }
+    const double expected = sum + compensation;
+    const bool acc64 = variant == "native_acc64";
+    const double got = acc64 ? m_dot64.host()(0) : static_cast<double>(m_dot.host()(0));
+    Check check;
+    check.tolerance = acc64 ? summation_tolerance<double>(n) : summation_tolerance<T>(n);
+    check.rel_error = std::isfinite(got)
+                          ? std::abs(got - expected) /
+                                std::max(magnitude, std::numeric_limits<double>::min())
+                          : std::numeric_limits<double>::infinity();
+    check.pass = check.rel_error <= check.tolerance;
+    if (!check.pass)
+      check.detail = fmt::format("got {:.17g}, expected {:.17g} (sum of |x·y| {:.6g})", got,
+                                 expected, magnitude);
+    return check;
+  }
+
+  static Work work(std::size_t n, std::string_view) {
+    return {2.0 * sizeof(T) * n, 2.0 * static_cast<double>(n)};
+  }
+  static std::size_t footprint(std::size_t n) { return 2 * sizeof(T) * n + sizeof(T) + 8; }
+
+ private:
+  Mirrored<T*, Space> m_x, m_y, m_dot;
+  Mirrored<double*, Space> m_dot64;
+  LibraryByVariant m_recorded;
+};
+
+[[maybe_unused]] const bool registered = register_experiment<Dot, double, float>({
+    .name = "dot",
+    .summary = "x.y (lab 002): Kokkos Kernels, the vendor BLAS, a Kokkos reduction in T or float64",
+    .variants = {"kokkos_kernels", "vendor", "native", "native_acc64"},
+    .default_sizes = {1'000'000},
+    .default_dtypes = {"float32"},
+});
+
+}  // namespace
+}  // namespace portalab

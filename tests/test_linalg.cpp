@@ -1,0 +1,286 @@
+// The dense linear-algebra kernels (kernels/gemm.hpp, dot.hpp, vendor_blas.hpp,
+// lapack.hpp, factorization.hpp) in every enabled space against host loops in
+// double, at sizes that are multiples of no tile; singular matrices; what the
+// runner does with the experiments (library field, memory check, bad decks).
+#include "deck.hpp"
+#include "experiment.hpp"
+#include "kernels/dot.hpp"
+#include "kernels/factorization.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/lapack.hpp"
+#include "kernels/vendor_blas.hpp"
+#include "library_probe.hpp"
+#include "matrix_check.hpp"
+#include "runner.hpp"
+#include "spaces_types.hpp"
+
+#include <KokkosLapack_gesv.hpp>
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace {
+
+template <class Space>
+class Linalg : public ::testing::Test {
+ protected:
+  using Device = Kokkos::Device<Space, typename Space::memory_space>;
+  template <class T>
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Device>;
+  using Pivots = Kokkos::View<int*, Kokkos::LayoutLeft, Device>;
+
+  // A matrix in the space from values given column by column.
+  template <class T>
+  static Matrix<T> matrix(std::size_t m, std::size_t n, const std::vector<double>& values) {
+    Matrix<T> a("a", m, n);
+    auto h = Kokkos::create_mirror_view(a);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < m; ++i) h(i, j) = static_cast<T>(values[j * m + i]);
+    Kokkos::deep_copy(a, h);
+    return a;
+  }
+  template <class T>
+  static Matrix<T> random(std::size_t m, std::size_t n, std::uint64_t seed) {
+    std::vector<double> v(m * n);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 2 * portalab::hash_uniform(seed, i) - 1;
+    return matrix<T>(m, n, v);
+  }
+  static std::vector<double> summary_of(const Kokkos::View<double*, Device>& s) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s);
+    return {h(0), h(1), h(2)};
+  }
+};
+TYPED_TEST_SUITE(Linalg, portalab::testing::EnabledSpaceTypes, portalab::testing::SpaceName);
+
+// Both gemm paths against a host product, at shapes no tile divides.
+TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
+  using Space = TypeParam;
+  using T = float;
+  struct Shape { std::size_t m, n, k; };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17}}) {
+    auto a = TestFixture::template random<T>(s.m, s.k, 1);
+    auto b = TestFixture::template random<T>(s.k, s.n, 2);
+    typename TestFixture::template Matrix<T> tiled("tiled", s.m, s.n), vendor("vendor", s.m, s.n);
+    Space exec;
+    portalab::kernels::gemm_tiled(exec, a, b, tiled);
+    portalab::kernels::vendor_gemm(exec, a, b, vendor);
+    exec.fence();
+    auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+    auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiled);
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vendor);
+    const double tol = portalab::summation_tolerance<T>(static_cast<std::int64_t>(s.k));
+    for (std::size_t j = 0; j < s.n; ++j)
+      for (std::size_t i = 0; i < s.m; ++i) {
+        double c = 0, scale = 0;
+        for (std::size_t k = 0; k < s.k; ++k) {
+          c += double(ha(i, k)) * hb(k, j);
+          scale += std::abs(double(ha(i, k)) * hb(k, j));
+        }
+        ASSERT_LE(std::abs(ht(i, j) - c), tol * scale) << "tiled " << s.m << "x" << s.n << "x"
+                                                       << s.k << " at " << i << "," << j;
+        ASSERT_LE(std::abs(hv(i, j) - c), tol * scale) << "vendor at " << i << "," << j;
+      }
+  }
+}
+
+// The GPU's thread layout (several threads per team, each owning strided rows
+// and columns) on whatever team size the space allows: 2×1 and 1×2 threads
+// with register blocks no tile size divides.
+template <int tx, int ty>
+struct SmallTeamTiling {
+  static constexpr int TX = tx, TY = ty, RM = 3, RN = 5, TK = 4;
+  static constexpr int TM = RM * TX, TN = RN * TY, threads = TX * TY;
+};
+
+TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
+  using Space = TypeParam;
+  if (Space().concurrency() < 2) GTEST_SKIP() << Space::name() << " runs teams of one thread";
+  const std::size_t m = 31, n = 17, k = 23;
+  auto a = TestFixture::template random<double>(m, k, 4);
+  auto b = TestFixture::template random<double>(k, n, 5);
+  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n);
+  Space exec;
+  portalab::kernels::gemm_tiled(exec, a, b, c21, SmallTeamTiling<2, 1>{});
+  portalab::kernels::gemm_tiled(exec, a, b, c12, SmallTeamTiling<1, 2>{});
+  exec.fence();
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  auto h21 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c21);
+  auto h12 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c12);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < m; ++i) {
+      double c = 0;
+      for (std::size_t l = 0; l < k; ++l) c += ha(i, l) * hb(l, j);
+      ASSERT_NEAR(h21(i, j), c, 1e-13) << i << "," << j;
+      ASSERT_NEAR(h12(i, j), c, 1e-13) << i << "," << j;
+    }
+}
+
+// A float32 sum of 1e6 same-sign terms loses digits a float64 accumulator keeps.
+TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
+  using Space = TypeParam;
+  const std::size_t n = 1'000'003;
+  Kokkos::View<float*, typename Space::memory_space> x("x", n), y("y", n);
+  Kokkos::deep_copy(x, 0.1f);
+  Kokkos::deep_copy(y, 3.0f);
+  Kokkos::View<float, typename Space::memory_space> in_float("f"), vendor("v");
+  Kokkos::View<double, typename Space::memory_space> in_double("d");
+  Space exec;
+  portalab::kernels::dot_reduce(exec, x, y, in_float);
+  portalab::kernels::dot_reduce(exec, x, y, in_double);
+  portalab::kernels::vendor_dot(exec, x, y, vendor);
+  exec.fence();
+  float f = 0, v = 0;
+  double d = 0;
+  Kokkos::deep_copy(f, in_float);
+  Kokkos::deep_copy(d, in_double);
+  Kokkos::deep_copy(v, vendor);
+  const double exact = double(0.1f) * 3.0 * n;
+  EXPECT_NEAR(d, exact, 1e-9 * exact);
+  EXPECT_NEAR(v, exact, 0.1 * exact);
+  EXPECT_NEAR(f, exact, 0.1 * exact);  // a float sum drifts by percents here
+}
+
+// det [[0, 2], [3, 4]] = −6 needs a row swap; a 3×3 cyclic permutation has det +1.
+TYPED_TEST(Linalg, DeterminantSignAndLogFromPivotedLu) {
+  using Space = TypeParam;
+  struct Case { std::size_t n; std::vector<double> columns; double sign, log_abs; };
+  for (const auto& c : {Case{2, {0, 3, 2, 4}, -1, std::log(6.0)},
+                        Case{3, {0, 1, 0, 0, 0, 1, 1, 0, 0}, 1, 0.0},
+                        Case{1, {-0.5}, -1, std::log(0.5)}}) {
+    auto a = TestFixture::template matrix<double>(c.n, c.n, c.columns);
+    typename TestFixture::Pivots ipiv("ipiv", c.n);
+    Kokkos::View<double*, typename TestFixture::Device> summary("s", 3);
+    portalab::kernels::LapackWorkspace<Space, double> ws;
+    Space exec;
+    portalab::kernels::getrf(exec, a, ipiv, ws);
+    portalab::kernels::lu_summary(exec, a, ipiv, summary);
+    exec.fence();
+    const auto s = TestFixture::summary_of(summary);
+    EXPECT_EQ(s[0], c.sign) << "n=" << c.n;
+    EXPECT_NEAR(s[1], c.log_abs, 1e-14) << "n=" << c.n;
+    EXPECT_EQ(s[2], 0.0) << "n=" << c.n;
+  }
+}
+
+// A singular matrix is reported as sign 0, log|det| = −inf and a zero pivot,
+// through the vendor getrf (whose info says so too) and through gesv.
+TYPED_TEST(Linalg, SingularMatrixIsReportedNotNaN) {
+  using Space = TypeParam;
+  // Column 2 is twice column 1 (exact in binary) and column 3 is zero.
+  const std::vector<double> columns{1, 2, 3, 0.5, 2, 4, 6, 1, 0, 0, 0, 0, 7, 1, 2, 3};
+  for (bool through_gesv : {false, true}) {
+    auto a = TestFixture::template matrix<float>(4, 4, columns);
+    typename TestFixture::Pivots ipiv("ipiv", 4);
+    Kokkos::View<double*, typename TestFixture::Device> summary("s", 3);
+    portalab::kernels::LapackWorkspace<Space, float> ws;
+    Space exec;
+    if (through_gesv) {
+      typename TestFixture::template Matrix<float> b("b", 4, 1);
+      Kokkos::deep_copy(b, 1.0f);
+      KokkosLapack::gesv(exec, a, b, ipiv);
+    } else {
+      portalab::kernels::getrf(exec, a, ipiv, ws);
+    }
+    portalab::kernels::lu_summary(exec, a, ipiv, summary);
+    exec.fence();
+    const auto s = TestFixture::summary_of(summary);
+    EXPECT_EQ(s[0], 0.0) << "gesv " << through_gesv;
+    EXPECT_EQ(s[1], -std::numeric_limits<double>::infinity()) << "gesv " << through_gesv;
+    EXPECT_GE(s[2], 1.0) << "gesv " << through_gesv;
+    if (!through_gesv) {
+      int info = 0;
+      Kokkos::deep_copy(info, ws.info);
+      EXPECT_GT(info, 0);  // LAPACK: U(info, info) is exactly zero
+    }
+  }
+}
+
+// QR of a tall-ish awkward size: Q orthogonal, Q·R = A, R upper triangular.
+TYPED_TEST(Linalg, QrFactorsReproduceTheMatrix) {
+  using Space = TypeParam;
+  for (std::size_t n : {1, 5, 67}) {
+    auto a = TestFixture::template random<double>(n, n, 3);
+    typename TestFixture::template Matrix<double> q("q", n, n), r("r", n, n);
+    Kokkos::View<double*, typename TestFixture::Device> tau("tau", n);
+    portalab::kernels::LapackWorkspace<Space, double> ws;
+    Space exec;
+    Kokkos::deep_copy(exec, q, a);
+    portalab::kernels::geqrf(exec, q, tau, ws);
+    portalab::kernels::upper_triangle(exec, q, r);
+    portalab::kernels::orgqr(exec, q, tau, ws);
+    exec.fence();
+    auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+    auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q);
+    auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < n; ++i) {
+        double qr = 0, qtq = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          qr += hq(i, k) * hr(k, j);
+          qtq += hq(k, i) * hq(k, j);
+        }
+        EXPECT_NEAR(qr, ha(i, j), 1e-13) << "n=" << n;
+        EXPECT_NEAR(qtq, i == j ? 1.0 : 0.0, 1e-13) << "n=" << n;
+        if (i > j) EXPECT_EQ(hr(i, j), 0.0);
+      }
+  }
+}
+
+portalab::RunSummary run_inline(const std::string& text) {
+  const auto deck = portalab::parse_deck(text, "inline.toml", portalab::catalog());
+  return portalab::run_deck(deck, portalab::RunOptions{}, nlohmann::json::object());
+}
+
+// Each row names the library that ran: Kokkos Kernels' gemm reports the BLAS
+// behind its TPL region (here the host's, by its shared object), the tiled
+// kernel "native".
+TEST(LinalgRuns, EveryRowRecordsTheLibraryThatRan) {
+  const auto summary = run_inline(
+      "calibrate = \"none\"\nreps = 1\nwarmups = 0\ncopies = \"none\"\nspaces = [\"Serial\"]\n"
+      "[gemm]\nsizes = [20]\n[qr]\nsizes = [9]\n");
+  ASSERT_EQ(summary.failed + summary.errors, 0);
+  for (const auto& r : summary.results) {
+    if (r.variant == "native") EXPECT_EQ(r.library, "native");
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+    if (r.experiment == "gemm" && r.variant == "kokkos_kernels")
+      EXPECT_EQ(r.library, portalab::vendor_library("BLAS"));
+#endif
+    if (r.variant == "vendor") {
+      EXPECT_NE(r.library, "native") << r.experiment;
+      EXPECT_FALSE(r.library.empty()) << r.experiment;
+    }
+  }
+}
+
+// A size that cannot fit is skipped with the bytes needed and free; the run goes on.
+TEST(LinalgRuns, MatrixBeyondMemoryIsSkippedWithTheFigures) {
+  const auto summary = run_inline(
+      "calibrate = \"none\"\nreps = 1\nwarmups = 0\ncopies = \"none\"\nspaces = [\"Serial\"]\n"
+      "[inverse]\nsizes = [10_000_000, 8]\nvariants = [\"vendor\"]\n");
+  ASSERT_EQ(summary.results.size(), 2u);
+  EXPECT_EQ(summary.results[0].status, portalab::Status::skipped);
+  EXPECT_NE(summary.results[0].note.find("needs"), std::string::npos) << summary.results[0].note;
+  EXPECT_NE(summary.results[0].note.find("free"), std::string::npos) << summary.results[0].note;
+  EXPECT_EQ(summary.results[1].status, portalab::Status::pass);
+}
+
+// The name for the direct cuBLAS variant is not one of gemm's: the
+// deck says where, and what it could be.
+TEST(LinalgRuns, UnknownVariantNamesFileLineColumnAndTheChoices) {
+  try {
+    portalab::parse_deck("[gemm]\nsizes = [64]\nvariants = [\"cublas\"]\n", "bad.toml",
+                         portalab::catalog());
+    FAIL() << "accepted an unknown variant";
+  } catch (const portalab::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.toml:3:"), std::string::npos) << what;
+    EXPECT_NE(what.find("vendor"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
