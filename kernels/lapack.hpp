@@ -38,22 +38,32 @@ namespace detail {
 
 inline int leading(std::size_t stride) { return std::max<int>(1, static_cast<int>(stride)); }
 
-// The routines of each library by element type.
+// The routines of each library by element type. Forwarding functions, not
+// static constexpr function pointers: built by nvcc, such a pointer member
+// read as null in one translation unit (the Cuda gemm test called address 0).
 template <class T>
 struct Lapacke;
 template <>
 struct Lapacke<float> {
-  static constexpr auto getrf = LAPACKE_sgetrf;
-  static constexpr auto getrs = LAPACKE_sgetrs;
-  static constexpr auto geqrf = LAPACKE_sgeqrf;
-  static constexpr auto orgqr = LAPACKE_sorgqr;
+  template <class... A>
+  static auto getrf(A... a) { return LAPACKE_sgetrf(a...); }
+  template <class... A>
+  static auto getrs(A... a) { return LAPACKE_sgetrs(a...); }
+  template <class... A>
+  static auto geqrf(A... a) { return LAPACKE_sgeqrf(a...); }
+  template <class... A>
+  static auto orgqr(A... a) { return LAPACKE_sorgqr(a...); }
 };
 template <>
 struct Lapacke<double> {
-  static constexpr auto getrf = LAPACKE_dgetrf;
-  static constexpr auto getrs = LAPACKE_dgetrs;
-  static constexpr auto geqrf = LAPACKE_dgeqrf;
-  static constexpr auto orgqr = LAPACKE_dorgqr;
+  template <class... A>
+  static auto getrf(A... a) { return LAPACKE_dgetrf(a...); }
+  template <class... A>
+  static auto getrs(A... a) { return LAPACKE_dgetrs(a...); }
+  template <class... A>
+  static auto geqrf(A... a) { return LAPACKE_dgeqrf(a...); }
+  template <class... A>
+  static auto orgqr(A... a) { return LAPACKE_dorgqr(a...); }
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -61,23 +71,37 @@ template <class T>
 struct Cusolver;
 template <>
 struct Cusolver<float> {
-  static constexpr auto getrf_size = cusolverDnSgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnSgetrf;
-  static constexpr auto getrs = cusolverDnSgetrs;
-  static constexpr auto geqrf_size = cusolverDnSgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnSgeqrf;
-  static constexpr auto orgqr_size = cusolverDnSorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnSorgqr;
+  template <class... A>
+  static auto getrf_size(A... a) { return cusolverDnSgetrf_bufferSize(a...); }
+  template <class... A>
+  static auto getrf(A... a) { return cusolverDnSgetrf(a...); }
+  template <class... A>
+  static auto getrs(A... a) { return cusolverDnSgetrs(a...); }
+  template <class... A>
+  static auto geqrf_size(A... a) { return cusolverDnSgeqrf_bufferSize(a...); }
+  template <class... A>
+  static auto geqrf(A... a) { return cusolverDnSgeqrf(a...); }
+  template <class... A>
+  static auto orgqr_size(A... a) { return cusolverDnSorgqr_bufferSize(a...); }
+  template <class... A>
+  static auto orgqr(A... a) { return cusolverDnSorgqr(a...); }
 };
 template <>
 struct Cusolver<double> {
-  static constexpr auto getrf_size = cusolverDnDgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnDgetrf;
-  static constexpr auto getrs = cusolverDnDgetrs;
-  static constexpr auto geqrf_size = cusolverDnDgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnDgeqrf;
-  static constexpr auto orgqr_size = cusolverDnDorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnDorgqr;
+  template <class... A>
+  static auto getrf_size(A... a) { return cusolverDnDgetrf_bufferSize(a...); }
+  template <class... A>
+  static auto getrf(A... a) { return cusolverDnDgetrf(a...); }
+  template <class... A>
+  static auto getrs(A... a) { return cusolverDnDgetrs(a...); }
+  template <class... A>
+  static auto geqrf_size(A... a) { return cusolverDnDgeqrf_bufferSize(a...); }
+  template <class... A>
+  static auto geqrf(A... a) { return cusolverDnDgeqrf(a...); }
+  template <class... A>
+  static auto orgqr_size(A... a) { return cusolverDnDorgqr_bufferSize(a...); }
+  template <class... A>
+  static auto orgqr(A... a) { return cusolverDnDorgqr(a...); }
 };
 #endif
 

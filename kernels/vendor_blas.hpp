@@ -14,18 +14,24 @@
 namespace portalab::kernels {
 namespace detail {
 
-// The routines of each library by element type.
+// The routines of each library by element type. Forwarding functions, not
+// static constexpr function pointers: built by nvcc, such a pointer member
+// read as null in one translation unit (the Cuda gemm test called address 0).
 template <class T>
 struct Cblas;
 template <>
 struct Cblas<float> {
-  static constexpr auto gemm = cblas_sgemm;
-  static constexpr auto dot = cblas_sdot;
+  template <class... A>
+  static auto gemm(A... a) { return cblas_sgemm(a...); }
+  template <class... A>
+  static auto dot(A... a) { return cblas_sdot(a...); }
 };
 template <>
 struct Cblas<double> {
-  static constexpr auto gemm = cblas_dgemm;
-  static constexpr auto dot = cblas_ddot;
+  template <class... A>
+  static auto gemm(A... a) { return cblas_dgemm(a...); }
+  template <class... A>
+  static auto dot(A... a) { return cblas_ddot(a...); }
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -33,13 +39,17 @@ template <class T>
 struct Cublas;
 template <>
 struct Cublas<float> {
-  static constexpr auto gemm = cublasSgemm;
-  static constexpr auto dot = cublasSdot;
+  template <class... A>
+  static auto gemm(A... a) { return cublasSgemm(a...); }
+  template <class... A>
+  static auto dot(A... a) { return cublasSdot(a...); }
 };
 template <>
 struct Cublas<double> {
-  static constexpr auto gemm = cublasDgemm;
-  static constexpr auto dot = cublasDdot;
+  template <class... A>
+  static auto gemm(A... a) { return cublasDgemm(a...); }
+  template <class... A>
+  static auto dot(A... a) { return cublasDdot(a...); }
 };
 #endif
 
