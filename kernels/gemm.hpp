@@ -27,6 +27,63 @@ struct GemmTiling {
   static constexpr int threads = TX * TY;
 };
 
+// The team kernel of gemm_tiled. A named functor, not a KOKKOS_LAMBDA: an
+// extended lambda in this function template, instantiated in several
+// translation units by nvcc, launched through a null host stub in one of them
+// (segfault in the Cuda gemm test on the H100).
+template <class Exec, class AM, class BM, class CM, class Tiling>
+struct GemmTileFunctor {
+  using T = typename CM::non_const_value_type;
+  static constexpr int TX = Tiling::TX, RM = Tiling::RM, RN = Tiling::RN, TK = Tiling::TK;
+  static constexpr int TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::scratch_memory_space,
+                               Kokkos::MemoryUnmanaged>;
+  AM A;
+  BM B;
+  CM C;
+  std::int64_t m, n, kdim, tiles_m;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const std::int64_t i0 = (team.league_rank() % tiles_m) * TM;
+    const std::int64_t j0 = (team.league_rank() / tiles_m) * TN;
+    Scratch As(team.team_scratch(0), TK, TM);  // As(k, i) = A(i0 + i, k0 + k)
+    Scratch Bs(team.team_scratch(0), TK, TN);  // Bs(k, j) = B(k0 + k, j0 + j)
+    const int rank = team.team_rank();
+    const int tx = rank % TX, ty = rank / TX;
+    T acc[RM][RN] = {};
+    for (std::int64_t k0 = 0; k0 < kdim; k0 += TK) {
+      // Consecutive ranks load consecutive rows of A's column (coalesced
+      // for LayoutLeft) and consecutive k of B's column.
+      for (int e = rank; e < TM * TK; e += threads) {
+        const int i = e % TM, k = e / TM;
+        As(k, i) = (i0 + i < m && k0 + k < kdim) ? A(i0 + i, k0 + k) : T(0);
+      }
+      for (int e = rank; e < TK * TN; e += threads) {
+        const int k = e % TK, j = e / TK;
+        Bs(k, j) = (k0 + k < kdim && j0 + j < n) ? B(k0 + k, j0 + j) : T(0);
+      }
+      team.team_barrier();
+      for (int k = 0; k < TK; ++k) {
+        T a[RM], b[RN];
+        for (int r = 0; r < RM; ++r) a[r] = As(k, tx + TX * r);
+        for (int c = 0; c < RN; ++c) b[c] = Bs(k, ty + Tiling::TY * c);
+        for (int r = 0; r < RM; ++r)
+          for (int c = 0; c < RN; ++c) acc[r][c] += a[r] * b[c];
+      }
+      team.team_barrier();  // the tiles are overwritten next step
+    }
+    for (int c = 0; c < RN; ++c) {
+      const std::int64_t j = j0 + ty + Tiling::TY * c;
+      if (j >= n) continue;
+      for (int r = 0; r < RM; ++r) {
+        const std::int64_t i = i0 + tx + TX * r;
+        if (i < m) C(i, j) = acc[r][c];
+      }
+    }
+  }
+};
+
 // C(i,j) = Σ_k A(i,k)·B(k,j) for an m×k A and k×n B; any layout, any sizes
 // (edge tiles are padded with zeros in scratch). 2mnk FLOPs. Launches
 // without fencing. Thread (tx, ty) owns rows tx + TX·r and columns ty + TY·c
@@ -37,10 +94,8 @@ template <class Exec, class AM, class BM, class CM,
           class Tiling = GemmTiling<Exec, typename CM::non_const_value_type>>
 void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Tiling = {}) {
   using T = typename CM::non_const_value_type;
-  constexpr int TX = Tiling::TX, RM = Tiling::RM, RN = Tiling::RN, TK = Tiling::TK;
-  constexpr int TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
+  constexpr int TK = Tiling::TK, TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<threads, 1>>;
-  using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::scratch_memory_space,
                                Kokkos::MemoryUnmanaged>;
 
@@ -51,45 +106,8 @@ void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Tiling 
   const Policy policy = Policy(exec, static_cast<int>(tiles_m * tiles_n), threads)
                             .set_scratch_size(0, Kokkos::PerTeam(scratch));
 
-  Kokkos::parallel_for(
-      "portalab::gemm_tiled", policy, KOKKOS_LAMBDA(const Member& team) {
-        const std::int64_t i0 = (team.league_rank() % tiles_m) * TM;
-        const std::int64_t j0 = (team.league_rank() / tiles_m) * TN;
-        Scratch As(team.team_scratch(0), TK, TM);  // As(k, i) = A(i0 + i, k0 + k)
-        Scratch Bs(team.team_scratch(0), TK, TN);  // Bs(k, j) = B(k0 + k, j0 + j)
-        const int rank = team.team_rank();
-        const int tx = rank % TX, ty = rank / TX;
-        T acc[RM][RN] = {};
-        for (std::int64_t k0 = 0; k0 < kdim; k0 += TK) {
-          // Consecutive ranks load consecutive rows of A's column (coalesced
-          // for LayoutLeft) and consecutive k of B's column.
-          for (int e = rank; e < TM * TK; e += threads) {
-            const int i = e % TM, k = e / TM;
-            As(k, i) = (i0 + i < m && k0 + k < kdim) ? A(i0 + i, k0 + k) : T(0);
-          }
-          for (int e = rank; e < TK * TN; e += threads) {
-            const int k = e % TK, j = e / TK;
-            Bs(k, j) = (k0 + k < kdim && j0 + j < n) ? B(k0 + k, j0 + j) : T(0);
-          }
-          team.team_barrier();
-          for (int k = 0; k < TK; ++k) {
-            T a[RM], b[RN];
-            for (int r = 0; r < RM; ++r) a[r] = As(k, tx + TX * r);
-            for (int c = 0; c < RN; ++c) b[c] = Bs(k, ty + Tiling::TY * c);
-            for (int r = 0; r < RM; ++r)
-              for (int c = 0; c < RN; ++c) acc[r][c] += a[r] * b[c];
-          }
-          team.team_barrier();  // the tiles are overwritten next step
-        }
-        for (int c = 0; c < RN; ++c) {
-          const std::int64_t j = j0 + ty + Tiling::TY * c;
-          if (j >= n) continue;
-          for (int r = 0; r < RM; ++r) {
-            const std::int64_t i = i0 + tx + TX * r;
-            if (i < m) C(i, j) = acc[r][c];
-          }
-        }
-      });
+  Kokkos::parallel_for("portalab::gemm_tiled", policy,
+                       GemmTileFunctor<Exec, AM, BM, CM, Tiling>{A, B, C, m, n, kdim, tiles_m});
 }
 
 }  // namespace portalab::kernels
