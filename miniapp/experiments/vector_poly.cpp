@@ -47,7 +47,7 @@ class VectorPoly {
   static std::size_t footprint(std::size_t n) { return 5 * sizeof(T) * n; }
 
  private:
-  using Temporary = Kokkos::View<T*, Kokkos::Device<Space, typename Space::memory_space>>;
+  using Temporary = typename Mirrored<T*, Space>::device_view;  // no host mirror
   Mirrored<T*, Space> m_x, m_y, m_z;
   Temporary m_t1, m_t2;
 };
