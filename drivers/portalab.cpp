@@ -42,6 +42,9 @@ void list_experiments(bool names_only) {
     fmt::print("{}\n  {}\n  variants: {}\n  dtypes:   {} (default {})\n  sizes:    {} by default\n",
                e.name, e.summary, fmt::join(e.variants, ", "), fmt::join(e.dtypes, ", "),
                fmt::join(e.default_dtypes, ", "), fmt::join(e.default_sizes, ", "));
+    for (const auto& p : e.parameters)
+      fmt::print("  {} = {} by default, {} to {}: {}\n", p.name, p.default_value, p.min, p.max,
+                 p.meaning);
   }
 }
 
@@ -110,10 +113,11 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
   const auto summary = portalab::run_deck(deck, options, provenance);
   std::cout << portalab::format_analysis(summary.results);
 
-  fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped\n",
+  fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped, {} not applicable\n",
              summary.results.size(),
-             summary.results.size() - summary.failed - summary.errors - summary.skipped,
-             summary.failed, summary.errors, summary.skipped);
+             summary.results.size() - summary.failed - summary.errors - summary.skipped -
+                 summary.not_applicable,
+             summary.failed, summary.errors, summary.skipped, summary.not_applicable);
   // A copy: a range-for over a member of a temporary reads freed memory (ASan).
   const nlohmann::json failures = summary.to_json()["failures"];
   for (const auto& f : failures)

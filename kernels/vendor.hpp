@@ -8,6 +8,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <limits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -78,30 +80,43 @@ inline void vendor_check(int status, const char* call, const char* file, int lin
 #define PORTALAB_CUSOLVER_CHECK(call) \
   ::portalab::kernels::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
 
-// One handle per process and library, made on first use (the cold call pays
-// for it, as a Python user's first call does) and destroyed when Kokkos
-// finalizes, before the CUDA context goes.
-template <class Handle, auto create, auto destroy>
-Handle process_handle() {
-  static Handle handle = [] {
-    Handle h{};
-    PORTALAB_CUBLAS_CHECK(create(&h));
-    Kokkos::push_finalize_hook([h] { destroy(h); });
-    return h;
-  }();
-  return handle;
+// One handle per stream and library, made on the stream's first use (the cold
+// call pays for it, as a Python user's first call does) and destroyed when
+// Kokkos finalizes, before the CUDA context goes. Per stream, not per
+// process: instances running concurrently (inverse_pair) must not share a
+// handle's workspace, and a handle is bound to its stream once, so host
+// // threads never race on cublasSetStream. Keyed by the stream's address: a
+// stream made later at a freed one's address reuses its handle as it is.
+template <class Handle, auto create, auto destroy, auto set_stream>
+Handle stream_handle(cudaStream_t stream) {
+  static std::mutex lock;
+  static std::map<cudaStream_t, Handle>* handles = nullptr;
+  const std::lock_guard<std::mutex> guard(lock);
+  if (!handles) {
+    handles = new std::map<cudaStream_t, Handle>;
+    Kokkos::push_finalize_hook([] {
+      const std::lock_guard<std::mutex> g(lock);
+      for (auto& [s, h] : *handles) destroy(h);
+      delete handles;
+      handles = nullptr;
+    });
+  }
+  auto [it, made] = handles->try_emplace(stream, Handle{});
+  if (made) {
+    PORTALAB_CUBLAS_CHECK(create(&it->second));
+    PORTALAB_CUBLAS_CHECK(set_stream(it->second, stream));
+  }
+  return it->second;
 }
 
 // The library's handle with its work on the instance's stream.
 inline cublasHandle_t cublas_on(const Kokkos::Cuda& exec) {
-  auto h = process_handle<cublasHandle_t, cublasCreate, cublasDestroy>();
-  PORTALAB_CUBLAS_CHECK(cublasSetStream(h, exec.cuda_stream()));
-  return h;
+  return stream_handle<cublasHandle_t, cublasCreate, cublasDestroy, cublasSetStream>(
+      exec.cuda_stream());
 }
 inline cusolverDnHandle_t cusolver_on(const Kokkos::Cuda& exec) {
-  auto h = process_handle<cusolverDnHandle_t, cusolverDnCreate, cusolverDnDestroy>();
-  PORTALAB_CUSOLVER_CHECK(cusolverDnSetStream(h, exec.cuda_stream()));
-  return h;
+  return stream_handle<cusolverDnHandle_t, cusolverDnCreate, cusolverDnDestroy,
+                       cusolverDnSetStream>(exec.cuda_stream());
 }
 #endif
 

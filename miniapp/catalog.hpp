@@ -4,11 +4,24 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace portalab {
+
+// An integer setting of one experiment that a deck may give in its table
+// (copy_overlap's chunks): a single value per plan, not a sweep axis.
+struct ParameterSpec {
+  std::string name;
+  std::int64_t default_value = 0;
+  std::int64_t min = 1, max = 1 << 30;
+  std::string meaning;
+};
+// The values of an experiment's parameters, by name, all present.
+using Parameters = std::map<std::string, std::int64_t, std::less<>>;
 
 struct ExperimentSpec {
   std::string name;
@@ -20,6 +33,16 @@ struct ExperimentSpec {
   // What limits it: "memory" (its GB/s against the copy bandwidth) or
   // "compute" (its GFLOP/s against the vendor gemm rate of its type).
   std::string bound = "memory";
+  std::vector<ParameterSpec> parameters;
+  // Every variant computes bit-identical outputs (the same arithmetic run
+  // sequentially or concurrently): the tests compare their digests.
+  bool same_outputs = false;
+
+  Parameters default_parameters() const {
+    Parameters p;
+    for (const auto& d : parameters) p[d.name] = d.default_value;
+    return p;
+  }
 };
 
 struct Catalog {

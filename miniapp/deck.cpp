@@ -106,6 +106,15 @@ int integer(const toml::node& node, std::string_view context, int min) {
   return static_cast<int>(*v);
 }
 
+// An experiment's parameter: an integer within its bounds.
+std::int64_t parameter(const toml::node& node, std::string_view context, const ParameterSpec& p) {
+  const auto v = node.value_exact<std::int64_t>();
+  if (!v || *v < p.min || *v > p.max)
+    fail(node, fmt::format("{} ({}) expects an integer from {} to {}; got {}", context, p.meaning,
+                           p.min, p.max, v ? std::to_string(*v) : type_of(node)));
+  return *v;
+}
+
 // A size: a positive integer, or a float with an integral value (1e8).
 std::size_t size_value(const toml::node& node, std::string_view context) {
   double v = 0;
@@ -299,7 +308,9 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     const std::string& name = entry.first;
     const toml::table* table = entry.second;
     const ExperimentSpec& info = *catalog.find(name);
-    check_keys(*table, experiment_keys(), "[" + name + "]");
+    std::vector<std::string> allowed = experiment_keys();
+    for (const auto& p : info.parameters) allowed.push_back(p.name);
+    check_keys(*table, allowed, "[" + name + "]");
     // A key of the table, else the global one, else nullptr.
     auto lookup = [&](const char* key) -> const toml::node* {
       if (const auto* n = table->get(key)) return n;
@@ -322,6 +333,10 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                                                            CopyMode::none};
     if (const auto* n = lookup("reps")) plan.reps = integer(*n, ctx + " reps", 1);
     if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, ctx + " warmups", 0);
+    plan.parameters = info.default_parameters();
+    for (const auto& p : info.parameters)
+      if (const auto* n = table->get(p.name))
+        plan.parameters[p.name] = parameter(*n, ctx + " " + p.name, p);
     deck.plans.push_back(std::move(plan));
   }
   // For a profiler: a few repetitions everywhere, whatever each table says.

@@ -7,6 +7,8 @@
 //   [vector_poly]             # one table per experiment
 //   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
 //   dtypes = ["float64", "float32"]
+//   [copy_overlap]
+//   chunks = 16               # an experiment's own parameter (ExperimentSpec)
 //
 // Everything is validated before anything runs; an error names the file,
 // line and column and what was expected.
@@ -39,6 +41,7 @@ struct ExperimentPlan {
   std::vector<CopyMode> copies;
   int reps = 10;
   int warmups = 2;
+  Parameters parameters;  // the experiment's own settings, defaults filled in
 };
 
 struct Deck {

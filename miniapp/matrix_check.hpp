@@ -9,6 +9,8 @@
 #include "check.hpp"
 #include "mirrored.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -105,6 +107,26 @@ Check residual_check(double residual, double scale, std::int64_t n, const std::s
   c.pass = std::isfinite(c.rel_error) && c.rel_error <= c.tolerance;
   if (!c.pass) c.detail = what + " residual too large";
   return c;
+}
+
+// X = A⁻¹ checked as LAPACK's xGET03 does: ‖A·X − I‖₁ / (‖A‖₁·‖X‖₁) within
+// 30·n·eps. `zero_pivots` (from lu_summary) > 0 means A is singular: no inverse.
+template <class T>
+Check inverse_check(const T* a, const T* x, std::int64_t n, double zero_pivots) {
+  if (!(zero_pivots == 0.0)) {
+    Check singular;
+    singular.rel_error = std::numeric_limits<double>::infinity();
+    singular.detail = fmt::format("singular matrix: {} zero pivot(s) in U, no inverse", zero_pivots);
+    return singular;
+  }
+  const double residual = worst_column(n, [&](std::int64_t j) {
+    std::vector<double> ax;
+    matvec(a, n, x + j * n, ax);
+    double r = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) r += std::abs(ax[i] - (i == j ? 1.0 : 0.0));
+    return r;
+  });
+  return residual_check<T>(residual, norm1(a, n) * norm1(x, n), n, "A·A⁻¹ − I");
 }
 
 }  // namespace portalab

@@ -72,6 +72,7 @@ class MirroredBase {
   virtual void fill() = 0;    // inputs: values where the CopyMode creates them
   virtual void poison() = 0;  // outputs: NaN (or lowest integer) everywhere
   virtual std::size_t bytes() const = 0;
+  virtual std::uint64_t digest() const = 0;  // of the host mirror's bytes
 };
 
 // The execution-space instance and copy mode of one case, and its arrays.
@@ -95,6 +96,11 @@ class CaseContext {
   void poison_outputs() { for (auto* a : m_outputs) a->poison(); }
   std::size_t input_bytes() const { return bytes(m_inputs); }
   std::size_t output_bytes() const { return bytes(m_outputs); }
+  std::uint64_t output_digest() const {
+    std::uint64_t h = 0;
+    for (const auto* a : m_outputs) h = h * 0x100000001B3ull ^ a->digest();
+    return h;
+  }
 
  private:
   static std::size_t bytes(const std::vector<MirroredBase*>& arrays) {
@@ -165,6 +171,9 @@ class Mirrored final : public MirroredBase {
     if constexpr (!CaseContext<Space>::copies_alias) Kokkos::deep_copy(m_host, poison_value());
   }
   std::size_t bytes() const override { return size() * sizeof(value_type); }
+  std::uint64_t digest() const override {
+    return fnv1a64(std::string_view(reinterpret_cast<const char*>(m_host.data()), bytes()));
+  }
 
  private:
   template <class... Extents>
@@ -207,6 +216,66 @@ class Mirrored final : public MirroredBase {
   device_view m_device;
   pageable_view m_pageable;  // owns the mirror in pageable mode
   pinned_view m_pinned;      // owns the mirror in pinned mode
+  host_view m_host;
+  In m_in;
+  std::uint64_t m_seed;
+};
+
+// A host array the experiment copies to and from the space itself, a piece at
+// a time (copy_overlap): pinned or pageable as the case's CopyMode says. The
+// framework fills, poisons and hashes it; h2d() and d2h() leave it alone.
+template <class T, class Space>
+class HostStaged final : public MirroredBase {
+ public:
+  using host_view = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+  HostStaged(CaseContext<Space>& ctx, const std::string& label, In in, std::size_t n)
+      : HostStaged(ctx, label, n) {
+    m_in = in;
+    ctx.add_input(this);
+  }
+  HostStaged(CaseContext<Space>& ctx, const std::string& label, Out, std::size_t n)
+      : HostStaged(ctx, label, n) {
+    ctx.add_output(this);
+  }
+  HostStaged(const HostStaged&) = delete;
+  HostStaged& operator=(const HostStaged&) = delete;
+
+  const host_view& host() const { return m_host; }
+  std::size_t size() const { return m_host.size(); }
+
+  void h2d() override {}
+  void d2h() override {}
+  void fill() override {
+    fill_input(Kokkos::DefaultHostExecutionSpace(), m_host.data(), size(), m_seed, m_in);
+    Kokkos::DefaultHostExecutionSpace().fence("portalab::HostStaged::fill");
+  }
+  void poison() override {
+    Kokkos::deep_copy(m_host, std::numeric_limits<T>::quiet_NaN());
+  }
+  std::size_t bytes() const override { return size() * sizeof(T); }
+  std::uint64_t digest() const override {
+    return fnv1a64(std::string_view(reinterpret_cast<const char*>(m_host.data()), bytes()));
+  }
+
+ private:
+  using pinned = typename PinnedHostSpace<Space>::type;
+  using pinned_view = Kokkos::View<T*, std::conditional_t<std::is_void_v<pinned>, Kokkos::HostSpace, pinned>>;
+
+  HostStaged(CaseContext<Space>& ctx, const std::string& label, std::size_t n)
+      : m_seed(fnv1a64(label)) {
+    if (ctx.mode() == CopyMode::pinned && !std::is_void_v<pinned>) {
+      m_pinned = pinned_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_pinned"), n);
+      m_host = host_view(m_pinned.data(), n);
+    } else {
+      m_pageable = Kokkos::View<T*, Kokkos::HostSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"), n);
+      m_host = host_view(m_pageable.data(), n);
+    }
+  }
+
+  Kokkos::View<T*, Kokkos::HostSpace> m_pageable;
+  pinned_view m_pinned;
   host_view m_host;
   In m_in;
   std::uint64_t m_seed;

@@ -3,6 +3,7 @@
 #include "spaces.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,8 +38,24 @@ std::string_view to_string(Status s) {
     case Status::fail: return "FAIL";
     case Status::skipped: return "SKIPPED";
     case Status::error: return "ERROR";
+    case Status::not_applicable: return "N/A";
   }
   return "?";
+}
+
+double Result::metric(std::string_view name, double absent) const {
+  for (const auto& [k, v] : metrics)
+    if (k == name) return v;
+  return absent;
+}
+
+void Result::set_metric(const std::string& name, double value) {
+  for (auto& [k, v] : metrics)
+    if (k == name) {
+      v = value;
+      return;
+    }
+  metrics.emplace_back(name, value);
 }
 
 void assign_speedups(std::vector<Result>& results) {
@@ -127,6 +144,7 @@ nlohmann::json to_json(const Result& r) {
       {"space", r.space},
       {"dtype", r.dtype},
       {"n", r.n},
+      {"parameters", r.parameters},
       {"copies", std::string(to_string(r.copies))},
       {"reps", r.reps},
       {"warmups", r.warmups},
@@ -154,6 +172,10 @@ nlohmann::json to_json(const Result& r) {
   j["rel_error"] = number(r.check.rel_error);
   j["tolerance"] = r.check.tolerance;
   j["note"] = r.note.empty() ? r.check.detail : r.note;
+  j["timed_by"] = r.timed_by;
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [k, v] : r.metrics) metrics[k] = number(v);
+  j["metrics"] = metrics;
   nlohmann::json stats;
   for (const auto& [name, member] : phases()) stats[name] = to_json(r.*member);
   j["stats"] = stats;
@@ -169,7 +191,8 @@ std::vector<std::string> csv_header() {
   for (const char* s : {"cold_ms", "first_in_process", "copies_alias", "bytes", "flops", "gbps",
                         "gflops", "h2d_gbps", "d2h_gbps", "limit", "pct_of_limit",
                         "h2d_pct_of_limit", "d2h_pct_of_limit", "speedup", "baseline", "check",
-                        "rel_error", "tolerance", "note", "launches", "us_per_launch"})
+                        "rel_error", "tolerance", "note", "launches", "us_per_launch",
+                        "parameters", "timed_by", "metrics"})
     h.emplace_back(s);
   return h;
 }
@@ -207,6 +230,11 @@ std::vector<std::string> csv_row(const Result& r) {
   row.push_back(csv_quote(r.note.empty() ? r.check.detail : r.note));
   row.push_back(num(r.launches));
   row.push_back(num(r.us_per_launch));
+  row.push_back(csv_quote(r.parameters));
+  row.push_back(csv_quote(r.timed_by));
+  std::string metrics;  // name=value;name=value
+  for (const auto& [k, v] : r.metrics) metrics += fmt::format("{}{}={}", metrics.empty() ? "" : ";", k, num(v));
+  row.push_back(csv_quote(metrics));
   return row;
 }
 
@@ -236,15 +264,18 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
   std::string out;
   for (const auto& key : order) {
     const auto& rows = groups[key];
-    out += fmt::format("\n{}  {}  n={}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
-                       experiment, key.first, key.second, rows.front()->reps,
+    out += fmt::format("\n{}  {}  n={}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
+                       experiment, key.first, key.second,
+                       rows.front()->parameters.empty() ? "" : "  " + rows.front()->parameters,
+                       rows.front()->reps,
                        rows.front()->warmups);
     out += fmt::format("{:<8} {:<14} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} "
                        "{:>8} {:>5} {:<7} {:>8}\n",
                        "space", "variant", "library", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
                        "speedup", "GB/s", "GFLOP/s", "%lim", "check", "rel.err");
     for (const Result* r : rows) {
-      if (r->status == Status::skipped || r->status == Status::error) {
+      if (r->status == Status::skipped || r->status == Status::error ||
+          r->status == Status::not_applicable) {
         out += fmt::format("{:<8} {:<14} {:<9} {:<8} {} {}\n", r->space, r->variant, r->library,
                            to_string(r->copies), to_string(r->status), r->note);
         continue;
@@ -269,6 +300,13 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
         out += fmt::format("  {:<8} {:<16} {:<8} {:>9.3f} µs per launch ({:g} launches)\n",
                            r->space, r->variant, to_string(r->copies), r->us_per_launch,
                            r->launches);
+    for (const Result* r : rows) {
+      if (r->metrics.empty()) continue;
+      std::vector<std::string> shown;
+      for (const auto& [k, v] : r->metrics) shown.push_back(fmt::format("{} {:.4g}", k, v));
+      out += fmt::format("  {:<8} {:<14} {:<8} {}: {}\n", r->space, r->variant,
+                         to_string(r->copies), r->timed_by, fmt::join(shown, ", "));
+    }
     if (!rows.front()->limit.empty())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
                          rows.front()->limit.substr(0, rows.front()->limit.find(' ')));

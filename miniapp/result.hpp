@@ -22,13 +22,16 @@ struct PhaseStats {
 };
 PhaseStats summarize(std::vector<double> samples_ms);
 
-enum class Status { pass, fail, skipped, error };
+// not_applicable: the space cannot run the variant at all (an OpenMP with 2
+// threads cannot be split into 8 instances), said instead of failing.
+enum class Status { pass, fail, skipped, error, not_applicable };
 std::string_view to_string(Status s);
 
 struct Result {
   std::string experiment, variant, space, dtype;
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
   std::size_t n = 0;
+  std::string parameters;  // the experiment's own settings, "chunks=16 degree=2000"
   CopyMode copies = CopyMode::pageable;
   int reps = 0, warmups = 0;
   Status status = Status::error;
@@ -48,8 +51,17 @@ struct Result {
   double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
   double speedup = 0.0;             // baseline space's total / this total; 0: none
   std::string baseline;             // the space speedup is relative to
+  // How the kernel phase was timed: one fence on the case's instance, or
+  // the experiment's own fences on each instance it ran on.
+  std::string timed_by = "instance fence";
+  // Figures the experiment measured beside the phases (median over the
+  // repetitions), and those relating it to the case's other variants.
+  std::vector<std::pair<std::string, double>> metrics;
   Check check;
   std::string note;
+
+  double metric(std::string_view name, double absent = 0.0) const;
+  void set_metric(const std::string& name, double value);
 };
 
 // Fills speedup and baseline: the first host space that ran the same

@@ -12,7 +12,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <new>
+#include <span>
 #include <ostream>
 #include <set>
 
@@ -75,6 +77,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
     }
   }
   std::vector<double> h2d, kernel, d2h, total;
+  std::vector<std::pair<std::string, std::vector<double>>> metrics;  // in first-seen order
   profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   for (int i = 0; i < r.reps; ++i) {
     if (interrupt_signal()) {
@@ -86,6 +89,12 @@ void measure(Case& c, Result& r, CopyMode mode) {
     kernel.push_back(t.kernel);
     d2h.push_back(t.d2h);
     total.push_back(t.total());
+    for (const auto& [name, value] : c.metrics()) {
+      auto it = std::find_if(metrics.begin(), metrics.end(),
+                             [&](const auto& m) { return m.first == name; });
+      if (it == metrics.end()) it = metrics.insert(metrics.end(), {name, {}});
+      it->second.push_back(value);
+    }
   }
   profiler_stop();
   throw_if_interrupted();
@@ -93,6 +102,8 @@ void measure(Case& c, Result& r, CopyMode mode) {
   r.kernel = summarize(kernel);
   r.d2h = summarize(d2h);
   r.total = summarize(total);
+  for (auto& [name, values] : metrics) r.set_metric(name, summarize(std::move(values)).median);
+  r.timed_by = c.timed_by(r.variant);
   if (!copies) {  // bring the outputs to the host mirror for the check, untimed
     c.d2h();
     c.fence();
@@ -118,7 +129,16 @@ void measure(Case& c, Result& r, CopyMode mode) {
 
 // The row's rates as fractions of the limits calibrated for its space.
 void compare_with_limits(Result& r, const SpaceLimits& lim, const std::string& bound) {
-  if (bound == "compute") {
+  if (bound == "transfer") {
+    // Host<->device both ways at once: at best both directions' calibrated rates.
+    const std::string mode(to_string(r.copies));
+    const double duplex =
+        lim.transfer_gbps("h2d_" + mode) + lim.transfer_gbps("d2h_" + mode);
+    if (duplex > 0) {
+      r.limit = fmt::format("duplex {} copies {:.0f} GB/s", mode, duplex);
+      r.pct_of_limit = r.gbps / duplex;
+    }
+  } else if (bound == "compute") {
     const auto it = lim.gemm_gflops.find(r.dtype);
     if (it != lim.gemm_gflops.end() && it->second > 0) {
       r.limit = fmt::format("gemm {:.0f} GFLOP/s", it->second);
@@ -156,7 +176,8 @@ nlohmann::json RunSummary::to_json() const {
                           {"check", std::string(portalab::to_string(r.status))},
                           {"detail", r.note.empty() ? r.check.detail : r.note}});
   nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-                     {"skipped", skipped}, {"failures", failures},
+                     {"skipped", skipped}, {"not_applicable", not_applicable},
+                     {"failures", failures},
                      {"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
                      {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))}};
   if (interrupted_by != 0)
@@ -174,6 +195,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     summary.failed += r.status == Status::fail;
     summary.errors += r.status == Status::error;
     summary.skipped += r.status == Status::skipped;
+    summary.not_applicable += r.status == Status::not_applicable;
     if (options.progress) {
       const std::string what =
           fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant, r.space, r.dtype,
@@ -201,6 +223,9 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     for (const auto& plan : deck.plans) {
       current_plan = &plan;
       const ExperimentInfo& info = *find_experiment(plan.experiment);
+      std::string parameters_text;
+      for (const auto& [k, v] : plan.parameters)
+        parameters_text += fmt::format("{}{}={}", parameters_text.empty() ? "" : " ", k, v);
       ScopedRange experiment_range("portalab/" + plan.experiment);
       for (std::size_t n : plan.sizes)
         for (const auto& dtype : plan.dtypes)
@@ -217,25 +242,35 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                 r.space = space;
                 r.dtype = dtype;
                 r.n = n;
+                r.parameters = parameters_text;
                 r.copies = mode;
                 r.reps = plan.reps;
                 r.warmups = plan.warmups;
-                const Work w = info.work(dtype, n, variant);
+                const Work w = info.work(dtype, n, variant, plan.parameters);
                 r.bytes = w.bytes;
                 r.flops = w.flops;
                 r.launches = w.launches;
                 return r;
               };
+              // Variants this space cannot run at all are said so, not tried.
+              std::vector<std::string> why_not;
+              for (const auto& v : plan.variants)
+                why_not.push_back(info.not_applicable(space, v, mode, plan.parameters));
               auto all_variants = [&](Status status, const std::string& note) {
-                for (const auto& v : plan.variants) {
-                  Result r = entry(v);
-                  r.status = status;
-                  r.note = note;
+                for (std::size_t i = 0; i < plan.variants.size(); ++i) {
+                  Result r = entry(plan.variants[i]);
+                  r.status = why_not[i].empty() ? status : Status::not_applicable;
+                  r.note = why_not[i].empty() ? note : "not applicable: " + why_not[i];
                   record(std::move(r));
                 }
               };
+              if (std::all_of(why_not.begin(), why_not.end(),
+                              [](const std::string& w) { return !w.empty(); })) {
+                all_variants(Status::not_applicable, "");
+                continue;
+              }
 
-              const std::size_t need = info.footprint(dtype, n);
+              const std::size_t need = info.footprint(dtype, n, plan.parameters);
               const std::size_t free_space = space_free_bytes(space);
               const std::size_t free_host = host_available_bytes();
               if (need > free_space || (!is_host_space(space) && need > free_host)) {
@@ -249,7 +284,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
               std::unique_ptr<Case> c;
               try {
                 ScopedRange setup(fmt::format("portalab/{}/{}/setup", plan.experiment, space));
-                c = info.make(space, dtype, n, mode);
+                c = info.make(space, dtype, n, mode, plan.parameters);
               } catch (const std::exception& e) {
                 // An allocation the free-memory check could not foresee failing
                 // (fragmentation, another process, a limit it cannot read) is
@@ -261,8 +296,16 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                   all_variants(Status::error, fmt::format("setup failed: {}", e.what()));
                 continue;
               }
-              for (const auto& variant : plan.variants) {
+              const std::size_t first_row = summary.results.size();
+              for (std::size_t vi = 0; vi < plan.variants.size(); ++vi) {
+                const std::string& variant = plan.variants[vi];
                 Result r = entry(variant);
+                if (!why_not[vi].empty()) {
+                  r.status = Status::not_applicable;
+                  r.note = "not applicable: " + why_not[vi];
+                  record(std::move(r));
+                  continue;
+                }
                 current = fmt::format("{} {} {} {} n={} copies={}", r.experiment, variant, space,
                                       dtype, n, to_string(mode));
                 try {
@@ -282,6 +325,16 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                              plan.experiment, variant, space, dtype, n, to_string(mode),
                              to_string(r.status), shown);
                 record(std::move(r));
+              }
+              // Figures comparing the case's variants (overlap gained), then
+              // the files again with them.
+              if (info.relate) {
+                info.relate(std::span<Result>(summary.results).subspan(first_row));
+                if (options.out_dir) {
+                  auto rows = summary.results;
+                  assign_speedups(rows);
+                  write_results(*options.out_dir, rows, provenance, summary.to_json());
+                }
               }
             }
       if (options.tables) {

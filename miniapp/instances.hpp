@@ -1,0 +1,134 @@
+// Several execution-space instances of one space, made with Kokkos'
+// partition_space, and work run on them concurrently, each instance timed by
+// the fence on that instance (cudaStreamSynchronize on its stream for Cuda),
+// never by a global Kokkos::fence().
+#pragma once
+
+#include "spaces.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace portalab {
+
+// Why `count` concurrent instances of exec's space cannot be had, or "".
+// Kokkos 4.6 partitions Cuda (new streams), OpenMP (thread pools split from
+// the instance's) and Serial (independent instances); for other spaces its
+// partition_space returns copies of one instance, which would not run
+// concurrently, so they are not applicable.
+template <class Space>
+std::string why_not_partitionable(const Space& exec, int count) {
+  constexpr bool partitions = false
+#if defined(KOKKOS_ENABLE_SERIAL)
+                              || std::is_same_v<Space, Kokkos::Serial>
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+                              || std::is_same_v<Space, Kokkos::OpenMP>
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+                              || std::is_same_v<Space, Kokkos::Cuda>
+#endif
+      ;
+  if (!partitions)
+    return fmt::format("Kokkos 4.6 cannot partition {} into concurrent instances", Space::name());
+#if defined(KOKKOS_ENABLE_OPENMP)
+  if constexpr (std::is_same_v<Space, Kokkos::OpenMP>)
+    if (exec.concurrency() < count)
+      return fmt::format("OpenMP has {} thread(s); {} instances need one thread each at least",
+                         exec.concurrency(), count);
+#endif
+  (void)exec;
+  (void)count;
+  return {};
+}
+
+// `count` instances partitioned from exec with equal weights.
+template <class Space>
+std::vector<Space> partition(const Space& exec, int count) {
+  return Kokkos::Experimental::partition_space(exec, std::vector<int>(count, 1));
+}
+
+// Runs work(i, instances[i]) for every instance so that they proceed at the
+// same time, and returns, for each instance, the milliseconds from the start
+// until the fence on that instance returned.
+//
+// A host instance executes its kernels on the thread that launches them, so
+// each instance gets a thread of its own. A device instance queues work and
+// returns at once, so all of it is queued from this thread (as CUDA streams
+// are used), then one thread per instance waits on that instance's fence:
+// each completion is seen when it happens, not when an earlier fence returns.
+template <class Space, class Work>
+std::vector<double> run_concurrently(const std::vector<Space>& instances, Work&& work) {
+  using clock = std::chrono::steady_clock;
+  const std::size_t count = instances.size();
+  std::vector<double> done_ms(count, 0.0);
+  std::vector<std::exception_ptr> errors(count);
+  const auto start = clock::now();
+  auto finish = [&](std::size_t i) {
+    instances[i].fence("portalab::run_concurrently");
+    done_ms[i] = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(count);
+  if constexpr (is_host_space_v<Space>) {
+    for (std::size_t i = 0; i < count; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          work(i, instances[i]);
+          finish(i);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+  } else {
+    for (std::size_t i = 0; i < count; ++i) {
+      try {
+        work(i, instances[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        break;  // what was queued is still waited for below
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          finish(i);
+        } catch (...) {
+          if (!errors[i]) errors[i] = std::current_exception();
+        }
+      });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return done_ms;
+}
+
+// The instances a case needs, made the first time each count is asked for
+// (inside the cold call, as a program's first use would be) and kept.
+template <class Space>
+class InstancePool {
+ public:
+  explicit InstancePool(Space exec) : m_exec(std::move(exec)) {}
+  const std::vector<Space>& get(int count) {
+    for (const auto& made : m_made)
+      if (static_cast<int>(made.size()) == count) return made;
+    m_made.push_back(partition(m_exec, count));
+    return m_made.back();
+  }
+
+ private:
+  Space m_exec;
+  std::deque<std::vector<Space>> m_made;  // a deque: get()'s references stay valid
+};
+
+}  // namespace portalab
