@@ -89,6 +89,18 @@ TEST(Deck, SpacesOptionReplacesEveryPlansSpaces) {
   for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{first});
 }
 
+TEST(Deck, ExperimentParametersTakeDefaultsDeckValuesAndOverrides) {
+  auto deck = parse_deck("[copy_overlap]\nchunks = 4\n[vector_poly]\n", "d.toml", catalog());
+  EXPECT_EQ(deck.plans[0].parameters.at("chunks"), 4);
+  EXPECT_EQ(deck.plans[0].parameters.at("degree"),
+            catalog().find("copy_overlap")->default_parameters().at("degree"));
+  EXPECT_TRUE(deck.plans[1].parameters.empty());
+  portalab::DeckOverrides o;
+  o.set = {"copy_overlap.degree=7"};
+  deck = parse_deck("[copy_overlap]\nchunks = 4\n", "d.toml", catalog(), o);
+  EXPECT_EQ(deck.plans[0].parameters.at("degree"), 7);
+}
+
 struct BadDeck {
   const char* name;
   const char* text;
@@ -159,6 +171,14 @@ const BadDeck bad_decks[] = {
      "integer from 0 to 2147483647"},
     // U+03CB where whitespace may come: toml++ 3.3 reaches __builtin_unreachable
     // there (marzer/tomlplusplus#295); the error must still come out cleanly.
+    // An experiment's own parameter: known to its table only, an integer in range.
+    {"parameter_elsewhere", "[vector_poly]\nchunks = 4\n", "bad.toml:2:1",
+     "unknown key 'chunks' in [vector_poly]"},
+    {"parameter_zero", "[copy_overlap]\nchunks = 0\n", "bad.toml:2:10",
+     "chunks (pieces the array is processed in) expects an integer from 1 to 1048576; got 0"},
+    {"parameter_string", "[concurrent_small]\nkernels = \"many\"\n", "bad.toml:2:11",
+     "expects an integer from 1 to 1048576; got a string"},
+    {"parameter_global", "chunks = 4\n[copy_overlap]\n", "bad.toml:1:1", "unknown key 'chunks'"},
     {"non_ascii_after_value", "[vector_poly]\nsizes = [1\xcf\x8b]\n", "bad.toml:2:", "invalid TOML"},
 };
 

@@ -81,5 +81,69 @@ variants = ["fused"]
   std::filesystem::remove_all(dir);
 }
 
+#if defined(KOKKOS_ENABLE_SERIAL) && defined(KOKKOS_ENABLE_OPENMP)
+// The streams experiments through the runner: parameters reach the case,
+// variants a space cannot run are rows saying why, and relate() adds the
+// figures that compare a case's variants.
+TEST(Runner, StreamExperimentsRelateTheirVariantsAndSayWhatIsNotApplicable) {
+  const Deck deck = parse_deck(R"(
+reps = 2
+warmups = 1
+calibrate = "none"
+spaces = ["Serial", "OpenMP"]
+[copy_overlap]
+sizes = [1000]
+copies = ["pageable", "none"]
+chunks = 5
+degree = 3
+[concurrent_small]
+sizes = [64]
+copies = "none"
+kernels = 6
+degree = 3
+)",
+                               "streams.toml", catalog());
+  RunOptions options;
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  EXPECT_EQ(summary.failed + summary.errors, 0);
+  const int openmp_threads = Kokkos::OpenMP().concurrency();
+  int not_applicable = 0;
+  for (const auto& r : summary.results) {
+    SCOPED_TRACE(r.experiment + " " + r.variant + " " + r.space + " " +
+                 std::string(to_string(r.copies)));
+    if (r.status == Status::not_applicable) {
+      ++not_applicable;
+      EXPECT_EQ(r.note.rfind("not applicable: ", 0), 0u) << r.note;
+      continue;
+    }
+    ASSERT_EQ(r.status, Status::pass) << r.note;
+    EXPECT_FALSE(r.metrics.empty());
+    if (r.experiment == "copy_overlap") {
+      EXPECT_EQ(r.parameters, "chunks=5 degree=3");
+      EXPECT_EQ(r.metric("chunks"), 5.0);
+      if (r.variant == "serial") {
+        EXPECT_GT(r.metric("perfect_overlap_ms"), 0.0);
+      } else {
+        EXPECT_GT(r.metric("of_perfect"), 0.0);
+        EXPECT_GT(r.metric("speedup"), 0.0);
+        EXPECT_NE(r.timed_by.find("instances"), std::string::npos) << r.timed_by;
+      }
+    } else {
+      EXPECT_GT(r.metric("kernels_per_ms"), 0.0);
+      EXPECT_GT(r.metric("vs_1"), 0.0);
+      EXPECT_EQ(r.launches, 6.0);
+    }
+  }
+  // copies = none has nothing to overlap (6 rows); an OpenMP of fewer threads
+  // than instances cannot be split (concurrent_small 2/4/8, copy_overlap 2/3).
+  int expected = 6;
+  for (int k : {2, 4, 8}) expected += openmp_threads < k;
+  for (int k : {2, 3}) expected += openmp_threads < k;
+  EXPECT_EQ(not_applicable, expected);
+  EXPECT_EQ(summary.not_applicable, expected);
+  EXPECT_EQ(summary.to_json()["not_applicable"], expected);
+}
+#endif
+
 }  // namespace
 }  // namespace portalab

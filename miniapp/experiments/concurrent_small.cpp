@@ -48,7 +48,8 @@ class ConcurrentSmall {
     return *std::max_element(m_done_ms.begin(), m_done_ms.end());
   }
   std::string timed_by(std::string_view variant) const {
-    return fmt::format("fence on each of {} instances", instance_count(variant));
+    const int k = instance_count(variant);
+    return k == 1 ? "fence on its instance" : fmt::format("fence on each of {} instances", k);
   }
   Metrics metrics() const {
     const double total = *self_timed_ms();
