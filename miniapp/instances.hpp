@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace portalab {
@@ -57,9 +59,24 @@ std::vector<Space> partition(const Space& exec, int count) {
   return Kokkos::Experimental::partition_space(exec, std::vector<int>(count, 1));
 }
 
-// Runs work(i, instances[i]) for every instance so that they proceed at the
-// same time, and returns, for each instance, the milliseconds from the start
+// For each instance of a concurrent run, the milliseconds from the start
 // until the fence on that instance returned.
+struct InstanceTimes {
+  std::vector<double> done_ms{0.0};
+
+  double last_ms() const { return *std::max_element(done_ms.begin(), done_ms.end()); }
+  double first_ms() const { return *std::min_element(done_ms.begin(), done_ms.end()); }
+  // instance0_ms, instance1_ms, ... as an experiment's metrics.
+  std::vector<std::pair<std::string, double>> metrics() const {
+    std::vector<std::pair<std::string, double>> m;
+    for (std::size_t i = 0; i < done_ms.size(); ++i)
+      m.emplace_back(fmt::format("instance{}_ms", i), done_ms[i]);
+    return m;
+  }
+};
+
+// Runs work(i, instances[i]) for every instance so that they proceed at the
+// same time, and returns when each instance was done.
 //
 // A host instance executes its kernels on the thread that launches them, so
 // each instance gets a thread of its own. A device instance queues work and
@@ -67,7 +84,7 @@ std::vector<Space> partition(const Space& exec, int count) {
 // are used), then one thread per instance waits on that instance's fence:
 // each completion is seen when it happens, not when an earlier fence returns.
 template <class Space, class Work>
-std::vector<double> run_concurrently(const std::vector<Space>& instances, Work&& work) {
+InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work) {
   using clock = std::chrono::steady_clock;
   const std::size_t count = instances.size();
   std::vector<double> done_ms(count, 0.0);
@@ -110,7 +127,7 @@ std::vector<double> run_concurrently(const std::vector<Space>& instances, Work&&
   for (auto& t : threads) t.join();
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
-  return done_ms;
+  return {std::move(done_ms)};
 }
 
 // The instances a case needs, made the first time each count is asked for

@@ -58,6 +58,12 @@ void Result::set_metric(const std::string& name, double value) {
   metrics.emplace_back(name, value);
 }
 
+const Result* passing_row(std::span<const Result> rows, std::string_view variant) {
+  for (const auto& r : rows)
+    if (r.variant == variant && r.status == Status::pass) return &r;
+  return nullptr;
+}
+
 void assign_speedups(std::vector<Result>& results) {
   const auto order = enabled_space_names();
   auto rank = [&](const std::string& space) {

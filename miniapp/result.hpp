@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct Result {
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);
 };
+
+// The row of `variant` among rows, if its check passed; else nullptr.
+const Result* passing_row(std::span<const Result> rows, std::string_view variant);
 
 // Fills speedup and baseline: the first host space that ran the same
 // experiment, variant, type, size and copy mode is the baseline.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On a GPU node: run the test suite, then the default, bandwidth and lab-6
-# decks, each calibrating the machine's limits first, and print each result
+# On a GPU node: run the test suite, then the default, bandwidth, lab-6 and
+# streams decks, each calibrating the machine's limits first, and print each result
 # against them. Results go under OUT (default results/gpu-check).
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
 set -euo pipefail
@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
 
 status=0
 "$bin/tests/portalab_tests" --gtest_brief=1 || status=1
-for deck in default bandwidth lab6-vector; do
+for deck in default bandwidth lab6-vector streams; do
   echo "=== $deck"
   "$bin/portalab" run "inputs/$deck.toml" --out "$out/$deck" >"$out/$deck.txt" || status=1
   cat "$out/$deck.txt"

@@ -8,7 +8,6 @@
 #include "instances.hpp"
 #include "polynomial_check.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -35,7 +34,7 @@ class ConcurrentSmall {
 
   void run(const Space&, std::string_view variant) {
     const auto k = static_cast<std::size_t>(instance_count(variant));
-    m_done_ms = run_concurrently(m_pool.get(static_cast<int>(k)), [&](std::size_t i, const Space& e) {
+    m_times = run_concurrently(m_pool.get(static_cast<int>(k)), [&](std::size_t i, const Space& e) {
       for (std::size_t j = i; j < m_kernels; j += k) {
         const auto slice = std::make_pair(j * m_n, (j + 1) * m_n);
         kernels::horner(e, Kokkos::subview(m_x.device(), slice),
@@ -44,17 +43,15 @@ class ConcurrentSmall {
     });
   }
 
-  std::optional<double> self_timed_ms() const {
-    return *std::max_element(m_done_ms.begin(), m_done_ms.end());
-  }
+  std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
   std::string timed_by(std::string_view variant) const {
     const int k = instance_count(variant);
     return k == 1 ? "fence on its instance" : fmt::format("fence on each of {} instances", k);
   }
   Metrics metrics() const {
-    const double total = *self_timed_ms();
+    const double total = m_times.last_ms();
     return {{"kernels_per_ms", total > 0 ? m_kernels / total : 0.0},
-            {"first_instance_done_ms", *std::min_element(m_done_ms.begin(), m_done_ms.end())}};
+            {"first_instance_done_ms", m_times.first_ms()}};
   }
 
   static std::string not_applicable(const Space& exec, std::string_view variant, CopyMode,
@@ -83,14 +80,12 @@ class ConcurrentSmall {
   Mirrored<T*, Space> m_x, m_y;
   std::size_t m_n;
   InstancePool<Space> m_pool;
-  std::vector<double> m_done_ms{0.0};
+  InstanceTimes m_times;
 };
 
 // vs_1: each row's throughput over that of instances_1 in the same case.
 void relate_concurrent_small(std::span<Result> rows) {
-  const Result* one = nullptr;
-  for (const auto& r : rows)
-    if (r.variant == "instances_1" && r.status == Status::pass) one = &r;
+  const Result* one = passing_row(rows, "instances_1");
   if (!one) return;
   for (auto& r : rows)
     if (r.status == Status::pass && r.kernel.median > 0)

@@ -49,15 +49,13 @@ class CopyOverlap {
   void run(const Space&, std::string_view variant) {
     const int k = pipelines(variant);
     m_phase_ms = {0.0, 0.0, 0.0};
-    m_done_ms = run_concurrently(m_pool.get(k), [&](std::size_t i, const Space& e) {
+    m_times = run_concurrently(m_pool.get(k), [&](std::size_t i, const Space& e) {
       for (std::size_t c = i; c < m_chunks; c += k)
         k == 1 ? process_timed(e, c) : process(e, c, m_buffers[i]);
     });
   }
 
-  std::optional<double> self_timed_ms() const {
-    return *std::max_element(m_done_ms.begin(), m_done_ms.end());
-  }
+  std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
   std::string timed_by(std::string_view variant) const {
     const int k = pipelines(variant);
     return k == 1 ? "fence on its instance after each phase"
@@ -65,11 +63,11 @@ class CopyOverlap {
   }
 
   Metrics metrics() const {
-    const double total = *self_timed_ms();
+    const double total = m_times.last_ms();
     const double bytes = 2.0 * sizeof(T) * static_cast<double>(m_x.size());
     Metrics m{{"chunks", static_cast<double>(m_chunks)},
               {"copy_gbps", total > 0 ? bytes / (total * 1e6) : 0.0}};
-    if (m_done_ms.size() == 1) {
+    if (m_times.done_ms.size() == 1) {
       const auto [h2d, compute, d2h] = m_phase_ms;
       m.insert(m.end(), {{"h2d_ms", h2d},
                          {"compute_ms", compute},
@@ -79,8 +77,8 @@ class CopyOverlap {
                          {"perfect_overlap_ms", std::max(h2d + d2h, compute)},
                          {"duplex_overlap_ms", std::max({h2d, d2h, compute})}});
     } else {
-      for (std::size_t i = 0; i < m_done_ms.size(); ++i)
-        m.emplace_back(fmt::format("instance{}_ms", i), m_done_ms[i]);
+      const Metrics per_instance = m_times.metrics();
+      m.insert(m.end(), per_instance.begin(), per_instance.end());
     }
     return m;
   }
@@ -160,14 +158,12 @@ class CopyOverlap {
   std::array<Buffers, max_pipelines> m_buffers;
   InstancePool<Space> m_pool;
   std::array<double, 3> m_phase_ms{};  // serial: h2d, compute, d2h summed over chunks
-  std::vector<double> m_done_ms{0.0};
+  InstanceTimes m_times;
 };
 
 // speedup and of_perfect on the pipelined rows, from the serial row's phases.
 void relate_copy_overlap(std::span<Result> rows) {
-  const Result* serial = nullptr;
-  for (const auto& r : rows)
-    if (r.variant == "serial" && r.status == Status::pass) serial = &r;
+  const Result* serial = passing_row(rows, "serial");
   if (!serial) return;
   for (auto& r : rows) {
     if (r.variant == "serial" || r.status != Status::pass || r.kernel.median <= 0) continue;

@@ -13,7 +13,6 @@
 #include "library_probe.hpp"
 #include "matrix_check.hpp"
 
-#include <algorithm>
 #include <array>
 
 namespace portalab {
@@ -32,7 +31,7 @@ class InversePair {
 
   void run(const Space&, std::string_view variant) {
     const bool concurrent = variant == "concurrent";
-    m_done_ms = run_concurrently(m_pool.get(concurrent ? 2 : 1), [&](std::size_t i, const Space& e) {
+    m_times = run_concurrently(m_pool.get(concurrent ? 2 : 1), [&](std::size_t i, const Space& e) {
       if (concurrent) {
         invert(e, i);
       } else {
@@ -42,15 +41,8 @@ class InversePair {
     });
   }
 
-  std::optional<double> self_timed_ms() const {
-    return *std::max_element(m_done_ms.begin(), m_done_ms.end());
-  }
-  Metrics metrics() const {
-    Metrics m;
-    for (std::size_t i = 0; i < m_done_ms.size(); ++i)
-      m.emplace_back(fmt::format("instance{}_ms", i), m_done_ms[i]);
-    return m;
-  }
+  std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
+  Metrics metrics() const { return m_times.metrics(); }
   std::string timed_by(std::string_view variant) const {
     return variant == "concurrent" ? "fence on each of 2 instances" : "fence on its instance";
   }
@@ -113,14 +105,12 @@ class InversePair {
   std::array<Mirrored<T**, Space, Kokkos::LayoutLeft>, 2> m_a, m_x;
   std::array<Solve, 2> m_solve;
   InstancePool<Space> m_pool;
-  std::vector<double> m_done_ms{0.0};
+  InstanceTimes m_times;
 };
 
 // overlap on the concurrent row, from the sequential row of the same case.
 void relate_inverse_pair(std::span<Result> rows) {
-  const Result* sequential = nullptr;
-  for (const auto& r : rows)
-    if (r.variant == "sequential" && r.status == Status::pass) sequential = &r;
+  const Result* sequential = passing_row(rows, "sequential");
   if (!sequential) return;
   for (auto& r : rows)
     if (r.variant == "concurrent" && r.status == Status::pass && r.kernel.median > 0)
