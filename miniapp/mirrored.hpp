@@ -73,6 +73,9 @@ class MirroredBase {
   virtual void poison() = 0;  // outputs: NaN (or lowest integer) everywhere
   virtual std::size_t bytes() const = 0;
   virtual std::uint64_t digest() const = 0;  // of the host mirror's bytes
+  // True when the experiment moves the array itself (HostStaged): h2d() and
+  // d2h() leave it alone and its bytes are no part of the copy phases.
+  virtual bool staged() const { return false; }
 };
 
 // The execution-space instance and copy mode of one case, and its arrays.
@@ -105,7 +108,8 @@ class CaseContext {
  private:
   static std::size_t bytes(const std::vector<MirroredBase*>& arrays) {
     std::size_t total = 0;
-    for (const auto* a : arrays) total += a->bytes();
+    for (const auto* a : arrays)
+      if (!a->staged()) total += a->bytes();
     return total;
   }
 
@@ -257,6 +261,7 @@ class HostStaged final : public MirroredBase {
   std::uint64_t digest() const override {
     return fnv1a64(std::string_view(reinterpret_cast<const char*>(m_host.data()), bytes()));
   }
+  bool staged() const override { return true; }
 
  private:
   using pinned = typename PinnedHostSpace<Space>::type;

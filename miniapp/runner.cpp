@@ -61,7 +61,10 @@ void measure(Case& c, Result& r, CopyMode mode) {
   r.first_in_process =
       seen.insert(fmt::format("{}/{}/{}/{}", r.experiment, r.variant, r.space, r.dtype)).second;
   r.copies_alias = c.copies_alias();
-  const bool copies = mode != CopyMode::none && !c.copies_alias();
+  // No copy phases where the experiment moves its arrays itself (copy_overlap,
+  // whose copies are part of its kernel phase).
+  const bool copies = mode != CopyMode::none && !c.copies_alias() &&
+                      c.h2d_bytes() + c.d2h_bytes() > 0;
 
   const std::string range = fmt::format("portalab/{}/{}", r.experiment, r.space);
   c.poison_outputs();

@@ -45,8 +45,7 @@ class ConcurrentSmall {
 
   std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
   std::string timed_by(std::string_view variant) const {
-    const int k = instance_count(variant);
-    return k == 1 ? "fence on its instance" : fmt::format("fence on each of {} instances", k);
+    return instance_timing<Space>(instance_count(variant));
   }
   Metrics metrics() const {
     const double total = m_times.last_ms();

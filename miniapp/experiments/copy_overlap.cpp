@@ -58,8 +58,7 @@ class CopyOverlap {
   std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
   std::string timed_by(std::string_view variant) const {
     const int k = pipelines(variant);
-    return k == 1 ? "fence on its instance after each phase"
-                  : fmt::format("fence on each of {} instances", k);
+    return k == 1 ? "fence on its instance after each phase" : instance_timing<Space>(k);
   }
 
   Metrics metrics() const {

@@ -44,7 +44,7 @@ class InversePair {
   std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
   Metrics metrics() const { return m_times.metrics(); }
   std::string timed_by(std::string_view variant) const {
-    return variant == "concurrent" ? "fence on each of 2 instances" : "fence on its instance";
+    return instance_timing<Space>(variant == "concurrent" ? 2 : 1);
   }
   std::string library(std::string_view) const {
     return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
