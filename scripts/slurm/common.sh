@@ -14,10 +14,12 @@ portalab_setup() {
     fi
   fi
   # One OpenMP thread per CPU Slurm gave this job, spread over them and pinned,
-  # so that the OpenMP space uses the allocation and nothing else.
+  # so that the OpenMP space uses the allocation and nothing else. Host
+  # instances of the streams experiments need PORTALAB_OMP_PROC_BIND=false:
+  # pinned, they would share the cores of the thread that starts them.
   local cpus=${SLURM_CPUS_PER_TASK:-${SLURM_CPUS_ON_NODE:-$(nproc)}}
   export OMP_NUM_THREADS=$cpus
-  export OMP_PROC_BIND=spread
+  export OMP_PROC_BIND=${PORTALAB_OMP_PROC_BIND:-spread}
   export OMP_PLACES=threads
   PORTALAB_BIN=${PORTALAB_BIN:-${PORTALAB_BUILD:-build/cuda}/portalab}
   if [ ! -x "$PORTALAB_BIN" ]; then
