@@ -166,7 +166,9 @@ d, cpus, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 doc = json.load(open(f"{d}/results.json"))
 rows = doc["results"]
 assert rows, f"{d}: no rows"
-assert all(r["check"] == "PASS" for r in rows), f"{d}: a check did not pass"
+# N/A: a variant the allocation cannot run (4 instances of a 2-thread OpenMP).
+assert all(r["check"] in ("PASS", "N/A") for r in rows), f"{d}: a check did not pass"
+assert any(r["check"] == "PASS" for r in rows), f"{d}: nothing passed"
 assert {r["space"] for r in rows} == {"Serial", "OpenMP"}, {r["space"] for r in rows}
 assert all(r["reps"] == reps for r in rows), f"reps: not {reps}"
 prov = doc["provenance"]
