@@ -110,6 +110,7 @@ struct Cusolver<double> {
 template <class Exec, class T, class Host, class Cuda>
 void dispatch(const Exec& exec, const char* what, Host&& host, [[maybe_unused]] Cuda&& cuda) {
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  const VendorRegion region(what, DenseVendorFor<Exec, T>::lapack, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::lapack: inputs ready");
     host();

@@ -120,6 +120,25 @@ inline cusolverDnHandle_t cusolver_on(const Kokkos::Cuda& exec) {
 }
 #endif
 
+// A profiling region around one vendor call, named as Kokkos Kernels names its
+// TPL calls ("portalab::gemm[TPL_cuBLAS,float]"), so that whoever listens (the
+// runner, a Kokkos tool, a profiler) learns which library served the call.
+class VendorRegion {
+ public:
+  VendorRegion(const char* routine, const char* library, const char* type) {
+    Kokkos::Profiling::pushRegion(std::string("portalab::") + routine + "[TPL_" + library + "," +
+                                  type + "]");
+  }
+  ~VendorRegion() { Kokkos::Profiling::popRegion(); }
+  VendorRegion(const VendorRegion&) = delete;
+  VendorRegion& operator=(const VendorRegion&) = delete;
+};
+
+template <class T>
+constexpr const char* vendor_type_name() {
+  return std::is_same_v<T, float> ? "float" : std::is_same_v<T, double> ? "double" : "other";
+}
+
 // Vendor interfaces take int sizes.
 inline int vendor_int(std::size_t n, const char* what) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))

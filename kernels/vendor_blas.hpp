@@ -69,6 +69,7 @@ void vendor_gemm(const Exec& exec, const AM& A, const BM& B, const CM& C) {
   const int lda = std::max<int>(1, A.stride(1)), ldb = std::max<int>(1, B.stride(1)),
             ldc = std::max<int>(1, C.stride(1));
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  const VendorRegion region("gemm", DenseVendorFor<Exec, T>::blas, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_gemm: inputs ready");
     detail::Cblas<T>::gemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, T(1), A.data(),
@@ -98,6 +99,7 @@ void vendor_dot(const Exec& exec, const X& x, const Y& y, const R& result) {
   const int n = vendor_int(x.extent(0), "dot");
   const int incx = std::max<int>(1, x.stride(0)), incy = std::max<int>(1, y.stride(0));
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  const VendorRegion region("dot", DenseVendorFor<Exec, T>::blas, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_dot: inputs ready");
     result() = detail::Cblas<T>::dot(n, x.data(), incx, y.data(), incy);

@@ -12,6 +12,21 @@
 
 namespace portalab {
 
+// What limits an experiment, and so which calibrated limit its rate is held
+// to: memory (GB/s against the copy bandwidth), compute (GFLOP/s against the
+// vendor gemm rate of its type), transfer (GB/s against host<->device copies
+// both ways at once).
+enum class Bound { memory, compute, transfer };
+
+constexpr std::string_view to_string(Bound b) {
+  switch (b) {
+    case Bound::memory: return "memory";
+    case Bound::compute: return "compute";
+    case Bound::transfer: return "transfer";
+  }
+  return "?";
+}
+
 // An integer setting of one experiment that a deck may give in its table
 // (copy_overlap's chunks): a single value per plan, not a sweep axis.
 struct ParameterSpec {
@@ -26,13 +41,11 @@ using Parameters = std::map<std::string, std::int64_t, std::less<>>;
 struct ExperimentSpec {
   std::string name;
   std::string summary;
-  std::vector<std::string> variants;       // the first is the default to compare
+  std::vector<std::string> variants;       // from the experiment's table of variants
   std::vector<std::size_t> default_sizes;  // when a deck gives none
   std::vector<std::string> default_dtypes;
   std::vector<std::string> dtypes;  // every type the experiment is built for
-  // What limits it: "memory" (its GB/s against the copy bandwidth) or
-  // "compute" (its GFLOP/s against the vendor gemm rate of its type).
-  std::string bound = "memory";
+  Bound bound = Bound::memory;
   std::vector<ParameterSpec> parameters;
   // Every variant computes bit-identical outputs (the same arithmetic run
   // sequentially or concurrently): the tests compare their digests.

@@ -1,5 +1,6 @@
-// Which library a Kokkos Kernels call actually ran, read from the profiling
-// regions it pushes ("KokkosBlas::gemm[TPL_CUBLAS,double]"), not assumed.
+// Which library a call actually ran, read from the profiling regions that
+// Kokkos Kernels' TPL calls ("KokkosBlas::gemm[TPL_CUBLAS,double]") and
+// portalab's own vendor calls ("portalab::getrf[TPL_cuSOLVER,float]") push.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -8,8 +9,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <functional>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,33 +77,5 @@ inline std::string vendor_library(const std::string& tpl) {
   if (tpl == "LAPACK") return library_providing("sgetrf_", "LAPACK");
   return tpl;
 }
-
-// Remembers, per variant, which library its first call ran: that call runs
-// under a RegionRecorder (which may fence), later calls run bare so warm
-// timings are not disturbed.
-class LibraryByVariant {
- public:
-  template <class Call>
-  void run_recording_first(std::string_view variant, Call&& call) {
-    if (m_library.find(variant) != m_library.end()) {
-      call();
-      return;
-    }
-    RegionRecorder recorder;
-    call();
-    m_library.emplace(std::string(variant), vendor_library(recorder.library()));
-  }
-  void set(std::string_view variant, std::string library) {
-    m_library.insert_or_assign(std::string(variant), std::move(library));
-  }
-  // "" for a variant that has not run.
-  std::string operator()(std::string_view variant) const {
-    const auto it = m_library.find(variant);
-    return it == m_library.end() ? std::string() : it->second;
-  }
-
- private:
-  std::map<std::string, std::string, std::less<>> m_library;
-};
 
 }  // namespace portalab

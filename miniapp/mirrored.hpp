@@ -78,9 +78,26 @@ class MirroredBase {
   virtual bool staged() const { return false; }
 };
 
+// What the runner does with the arrays of any case, whatever its space: the
+// part of a case that is the same for every experiment.
+class CaseArrays {
+ public:
+  virtual ~CaseArrays() = default;
+  virtual void h2d() = 0;  // inputs to the space, queued on the case's instance
+  virtual void d2h() = 0;  // outputs to their host mirrors, queued likewise
+  virtual void fence() = 0;  // on the case's instance
+  virtual void poison_outputs() = 0;
+  // Host spaces: the host mirror is the data itself, copies are no-ops.
+  virtual bool copies_alias() const = 0;
+  virtual std::size_t input_bytes() const = 0;  // bytes h2d() moves
+  virtual std::size_t output_bytes() const = 0;
+  // A hash of the outputs' host mirrors: equal outputs, equal digests.
+  virtual std::uint64_t output_digest() const = 0;
+};
+
 // The execution-space instance and copy mode of one case, and its arrays.
 template <class Space>
-class CaseContext {
+class CaseContext final : public CaseArrays {
  public:
   CaseContext(Space exec, CopyMode mode) : m_exec(std::move(exec)), m_mode(mode) {}
   CaseContext(const CaseContext&) = delete;
@@ -88,18 +105,20 @@ class CaseContext {
 
   const Space& exec() const { return m_exec; }
   CopyMode mode() const { return m_mode; }
-  // Host spaces: the host mirror is the device View itself.
-  static constexpr bool copies_alias = is_host_space_v<Space>;
+  static constexpr bool aliased = is_host_space_v<Space>;
 
   void add_input(MirroredBase* a) { m_inputs.push_back(a); }
   void add_output(MirroredBase* a) { m_outputs.push_back(a); }
-  void h2d() { for (auto* a : m_inputs) a->h2d(); }
-  void d2h() { for (auto* a : m_outputs) a->d2h(); }
   void fill_inputs() { for (auto* a : m_inputs) a->fill(); }
-  void poison_outputs() { for (auto* a : m_outputs) a->poison(); }
-  std::size_t input_bytes() const { return bytes(m_inputs); }
-  std::size_t output_bytes() const { return bytes(m_outputs); }
-  std::uint64_t output_digest() const {
+
+  void h2d() override { for (auto* a : m_inputs) a->h2d(); }
+  void d2h() override { for (auto* a : m_outputs) a->d2h(); }
+  void fence() override { m_exec.fence("portalab::CaseContext::fence"); }
+  void poison_outputs() override { for (auto* a : m_outputs) a->poison(); }
+  bool copies_alias() const override { return aliased; }
+  std::size_t input_bytes() const override { return bytes(m_inputs); }
+  std::size_t output_bytes() const override { return bytes(m_outputs); }
+  std::uint64_t output_digest() const override {
     std::uint64_t h = 0;
     for (const auto* a : m_outputs) h = h * 0x100000001B3ull ^ a->digest();
     return h;
@@ -152,11 +171,11 @@ class Mirrored final : public MirroredBase {
   std::string label() const { return m_device.label(); }
 
   void h2d() override {
-    if constexpr (!CaseContext<Space>::copies_alias)
+    if constexpr (!CaseContext<Space>::aliased)
       Kokkos::deep_copy(m_ctx.exec(), m_device, m_host);
   }
   void d2h() override {
-    if constexpr (!CaseContext<Space>::copies_alias)
+    if constexpr (!CaseContext<Space>::aliased)
       Kokkos::deep_copy(m_ctx.exec(), m_host, m_device);
   }
   void fill() override {
@@ -172,7 +191,7 @@ class Mirrored final : public MirroredBase {
   void poison() override {
     Kokkos::deep_copy(m_ctx.exec(), m_device, poison_value());
     m_ctx.exec().fence("portalab::Mirrored::poison");
-    if constexpr (!CaseContext<Space>::copies_alias) Kokkos::deep_copy(m_host, poison_value());
+    if constexpr (!CaseContext<Space>::aliased) Kokkos::deep_copy(m_host, poison_value());
   }
   std::size_t bytes() const override { return size() * sizeof(value_type); }
   std::uint64_t digest() const override {
@@ -187,7 +206,7 @@ class Mirrored final : public MirroredBase {
                  static_cast<std::size_t>(n)...),
         m_seed(fnv1a64(label)) {
     using pinned = typename PinnedHostSpace<Space>::type;
-    if constexpr (CaseContext<Space>::copies_alias) {
+    if constexpr (CaseContext<Space>::aliased) {
       m_host = host_view(m_device.data(), m_device.layout());
     } else if constexpr (!std::is_void_v<pinned>) {
       if (ctx.mode() == CopyMode::pinned) {
@@ -197,7 +216,7 @@ class Mirrored final : public MirroredBase {
         return;
       }
     }
-    if constexpr (!CaseContext<Space>::copies_alias) {
+    if constexpr (!CaseContext<Space>::aliased) {
       m_pageable = pageable_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"),
                                  m_device.layout());
       m_host = host_view(m_pageable.data(), m_device.layout());

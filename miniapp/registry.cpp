@@ -1,43 +1,59 @@
 #include "experiment.hpp"
+#include "instances.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace portalab {
-namespace {
-// Function-local so that registration at static initialisation, from any
-// translation unit, finds it constructed.
-std::vector<ExperimentInfo>& registry() {
-  static std::vector<ExperimentInfo> all;
-  return all;
-}
-}  // namespace
 
-const std::vector<ExperimentInfo>& experiments() {
-  return registry();
+Registry& global_registry() {
+  // Function-local so that registration at static initialisation, from any
+  // translation unit, finds it constructed.
+  static Registry registry;
+  return registry;
 }
 
-const ExperimentInfo* find_experiment(std::string_view name) {
-  for (const auto& e : registry())
+void Registry::add(ExperimentInfo info) {
+  if (find(info.name)) throw std::logic_error("experiment registered twice: " + info.name);
+  auto at = std::lower_bound(m_all.begin(), m_all.end(), info.name,
+                             [](const ExperimentInfo& e, const std::string& n) { return e.name < n; });
+  m_all.insert(at, std::move(info));
+}
+
+const ExperimentInfo* Registry::find(std::string_view name) const {
+  for (const auto& e : m_all)
     if (e.name == name) return &e;
   return nullptr;
 }
 
-Catalog catalog() {
+Catalog Registry::catalog() const {
   Catalog c;
-  for (const auto& e : registry()) c.experiments.push_back(e);
+  for (const auto& e : m_all) c.experiments.push_back(e);
   c.spaces = enabled_space_names();
   return c;
 }
 
-bool detail::add_experiment(ExperimentInfo info) {
-  if (find_experiment(info.name))
-    throw std::logic_error("experiment registered twice: " + info.name);
-  auto& all = registry();  // kept sorted by name for listings
-  auto at = std::lower_bound(all.begin(), all.end(), info.name,
-                             [](const ExperimentInfo& e, const std::string& n) { return e.name < n; });
-  all.insert(at, std::move(info));
-  return true;
+std::size_t ExperimentInfo::variant_index(std::string_view name) const {
+  const auto it = std::find(variants.begin(), variants.end(), name);
+  if (it == variants.end())
+    throw std::invalid_argument(fmt::format("{} has no variant '{}'", this->name, name));
+  return static_cast<std::size_t>(it - variants.begin());
+}
+
+std::string ExperimentInfo::not_applicable(std::string_view space, std::size_t v,
+                                           CopyMode mode) const {
+  const VariantTraits& t = traits.at(v);
+  if (t.needs_copies && mode == CopyMode::none)
+    return fmt::format("{} times its own copies; copies = none makes none", variants[v]);
+  std::string why;
+  if (t.instances > 1)
+    for_each_space([&](auto tag) {
+      using Space = typename decltype(tag)::type;
+      if (space == Space::name()) why = why_not_partitionable(Space(), t.instances);
+    });
+  return why;
 }
 
 }  // namespace portalab

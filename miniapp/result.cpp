@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <variant>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -64,49 +66,121 @@ const Result* passing_row(std::span<const Result> rows, std::string_view variant
   return nullptr;
 }
 
-void assign_speedups(std::vector<Result>& results) {
-  const auto order = enabled_space_names();
+namespace {
+
+// Baseline of rows[j] among its group: the first compiled space that passed
+// with the same copy mode, or a host space in any mode (a host space's copies
+// are no-ops, and pinned runs on devices only), whichever comes first.
+void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& group, std::size_t j,
+                    const std::vector<std::string>& order) {
   auto rank = [&](const std::string& space) {
     return std::find(order.begin(), order.end(), space) - order.begin();
   };
-  // The same copy mode if the baseline space ran it; else, since a host
-  // space's copies are no-ops, any of its modes (pinned runs on devices only).
-  using Key = std::tuple<std::string, std::string, std::string, std::size_t, CopyMode>;
-  using AnyMode = std::tuple<std::string, std::string, std::string, std::size_t>;
-  std::map<Key, const Result*> same_mode;
-  std::map<AnyMode, const Result*> any_mode;
-  auto keep_first_space = [&](const Result*& b, const Result& r) {
-    if (!b || rank(r.space) < rank(b->space)) b = &r;
-  };
-  for (const auto& r : results) {
-    if (r.status != Status::pass) continue;
-    keep_first_space(same_mode[{r.experiment, r.variant, r.dtype, r.n, r.copies}], r);
-    if (is_host_space(r.space)) keep_first_space(any_mode[{r.experiment, r.variant, r.dtype, r.n}], r);
+  Result& r = rows[j];
+  const Result* b = nullptr;
+  if (r.status == Status::pass && r.total.median > 0)
+    for (std::size_t k : group) {
+      const Result& c = rows[k];
+      if (c.status != Status::pass) continue;
+      if (c.copies != r.copies && !is_host_space(c.space)) continue;
+      // The same copy mode wins over another of the same space.
+      auto key = [&](const Result& x) { return std::make_pair(rank(x.space), x.copies != r.copies); };
+      if (!b || key(c) < key(*b)) b = &c;
+    }
+  if (b) {
+    r.speedup = b->total.median / r.total.median;
+    r.baseline = b->space;
+  } else {
+    r.speedup = 0.0;
+    r.baseline.clear();
   }
-  std::vector<std::pair<double, std::string>> found(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const auto& r = results[i];
-    if (r.status != Status::pass || r.total.median <= 0) continue;
-    const Result* b = nullptr;
-    if (auto it = same_mode.find({r.experiment, r.variant, r.dtype, r.n, r.copies});
-        it != same_mode.end())
-      b = it->second;
-    if (auto it = any_mode.find({r.experiment, r.variant, r.dtype, r.n});
-        it != any_mode.end() && (!b || rank(it->second->space) < rank(b->space)))
-      b = it->second;
-    if (b) found[i] = {b->total.median / r.total.median, b->space};
+}
+
+}  // namespace
+
+std::size_t Speedups::add(std::span<Result> rows, std::size_t i) {
+  static const std::vector<std::string> order = enabled_space_names();
+  const Result& r = rows[i];
+  auto& group = m_groups[{r.experiment, r.variant, r.dtype, r.n}];
+  group.push_back(i);
+  std::size_t first = i;
+  for (std::size_t j : group) {
+    const auto before = std::make_pair(rows[j].speedup, rows[j].baseline);
+    assign_speedup(rows, group, j, order);
+    if (j != i && before != std::make_pair(rows[j].speedup, rows[j].baseline))
+      first = std::min(first, j);
   }
-  for (std::size_t i = 0; i < results.size(); ++i)
-    std::tie(results[i].speedup, results[i].baseline) = found[i];
+  return first;
+}
+
+void assign_speedups(std::vector<Result>& results) {
+  Speedups speedups;
+  for (std::size_t i = 0; i < results.size(); ++i) speedups.add(results, i);
+}
+
+std::string to_string(const Parameters& p) {
+  std::string s;
+  for (const auto& [k, v] : p) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+  return s;
+}
+
+std::string_view Limit::kind() const {
+  switch (bound) {
+    case Bound::memory: return "memory";
+    case Bound::compute: return "gemm";
+    case Bound::transfer: return "duplex";
+  }
+  return "?";
+}
+
+std::string Limit::text() const {
+  if (!known()) return {};
+  if (bound == Bound::transfer)
+    return fmt::format("duplex {} copies {:.0f} GB/s", portalab::to_string(copies), value);
+  return fmt::format("{} {:.0f} {}", kind(), value, bound == Bound::compute ? "GFLOP/s" : "GB/s");
 }
 
 namespace {
 
-// JSON has no NaN or infinity: write null for them.
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+// ---- The one table of result fields ----------------------------------------
+// Each field has a name, the files it goes to, its value, and where it has a
+// column of the console table. JSON takes the value as it is (non-finite
+// numbers as null), CSV prints it ("" for none), the console its own way.
 
-nlohmann::json to_json(const PhaseStats& p) {
-  return {{"median_ms", p.median}, {"min_ms", p.min}, {"max_ms", p.max}, {"std_ms", p.stddev}};
+using Value = std::variant<std::monostate, bool, std::int64_t, double, std::string, nlohmann::json>;
+
+enum Files : unsigned { csv_file = 1, json_file = 2, both_files = 3 };
+
+struct Column {
+  const char* header = nullptr;  // nullptr: no console column
+  int width = 0;                 // negative: left-aligned
+  std::string (*text)(const Result&) = nullptr;
+};
+
+struct Field {
+  std::string name;
+  Files files;
+  std::function<Value(const Result&)> value;
+  Column column{};
+  int column_at = -1;  // position in the console table
+};
+
+std::string fmt_num(double v, int width) {
+  if (v == 0.0) return fmt::format("{:>{}}", "0", width);
+  return fmt::format("{:>{}.4g}", v, width);
+}
+
+// Copies of a host space's rows are no-ops, shown as 0* in the table.
+bool shows_alias(const Result& r) { return r.copies_alias && r.copies != CopyMode::none; }
+
+Value positive_or_none(double v) { return v > 0 ? Value(v) : Value(); }
+
+nlohmann::json phase_json(const PhaseStats& p) {
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  return {{"median_ms", number(p.median)},
+          {"min_ms", number(p.min)},
+          {"max_ms", number(p.max)},
+          {"std_ms", number(p.stddev)}};
 }
 
 const std::vector<std::pair<const char*, PhaseStats Result::*>>& phases() {
@@ -116,11 +190,180 @@ const std::vector<std::pair<const char*, PhaseStats Result::*>>& phases() {
   return p;
 }
 
+std::string alias_or(const Result& r, double ms) {
+  return shows_alias(r) ? fmt::format("{:>9}", "0*") : fmt_num(ms, 9);
+}
+std::string or_dash(bool shown, const std::string& s) { return shown ? s : std::string("-"); }
+
+std::vector<Field> make_fields() {
+  auto text = [](auto member) {
+    return [member](const Result& r) -> Value { return std::string(r.*member); };
+  };
+  auto number = [](auto member) {
+    return [member](const Result& r) -> Value { return static_cast<double>(r.*member); };
+  };
+  std::vector<Field> f{
+      {"experiment", both_files, text(&Result::experiment)},
+      {"variant", both_files, text(&Result::variant),
+       {"variant", -14, [](const Result& r) { return r.variant; }}, 1},
+      {"library", both_files, text(&Result::library),
+       {"library", -9, [](const Result& r) { return r.library; }}, 2},
+      {"space", both_files, text(&Result::space),
+       {"space", -8, [](const Result& r) { return r.space; }}, 0},
+      {"dtype", both_files, text(&Result::dtype)},
+      {"n", both_files, [](const Result& r) -> Value { return static_cast<std::int64_t>(r.n); }},
+      {"copies", both_files,
+       [](const Result& r) -> Value { return std::string(to_string(r.copies)); },
+       {"copies", -8, [](const Result& r) { return std::string(to_string(r.copies)); }}, 3},
+      {"reps", both_files, [](const Result& r) -> Value { return std::int64_t{r.reps}; }},
+      {"warmups", both_files, [](const Result& r) -> Value { return std::int64_t{r.warmups}; }},
+      // Phase medians; the console shows a host space's no-op copies as 0*.
+      {"h2d_ms", both_files, [](const Result& r) -> Value { return r.h2d.median; },
+       {"h2d", 9, [](const Result& r) { return alias_or(r, r.h2d.median); }}, 4},
+      {"kernel_ms", both_files, [](const Result& r) -> Value { return r.kernel.median; },
+       {"kernel", 9, [](const Result& r) { return fmt_num(r.kernel.median, 9); }}, 5},
+      {"d2h_ms", both_files, [](const Result& r) -> Value { return r.d2h.median; },
+       {"d2h", 9, [](const Result& r) { return alias_or(r, r.d2h.median); }}, 6},
+      {"total_ms", both_files, [](const Result& r) -> Value { return r.total.median; },
+       {"total", 9, [](const Result& r) { return fmt_num(r.total.median, 9); }}, 7},
+  };
+  for (const auto& [name, member] : phases()) {
+    f.push_back({std::string(name) + "_min_ms", csv_file,
+                 [member](const Result& r) -> Value { return (r.*member).min; }});
+    f.push_back({std::string(name) + "_max_ms", csv_file,
+                 [member](const Result& r) -> Value { return (r.*member).max; }});
+    f.push_back({std::string(name) + "_std_ms", csv_file,
+                 [member](const Result& r) -> Value { return (r.*member).stddev; }});
+  }
+  f.back().column = {"±", 8, [](const Result& r) { return fmt::format("{:>8.3g}", r.total.stddev); }};
+  f.back().column_at = 8;
+  std::vector<Field> rest{
+      {"cold_ms", both_files, number(&Result::cold_ms),
+       {"cold", 9, [](const Result& r) { return fmt_num(r.cold_ms, 9); }}, 9},
+      {"first_in_process", both_files, [](const Result& r) -> Value { return r.first_in_process; }},
+      {"copies_alias", both_files, [](const Result& r) -> Value { return r.copies_alias; }},
+      {"bytes", both_files, number(&Result::bytes)},
+      {"flops", both_files, number(&Result::flops)},
+      {"gbps", both_files, number(&Result::gbps),
+       {"GB/s", 8, [](const Result& r) { return fmt_num(r.gbps, 8); }}, 11},
+      {"gflops", both_files, number(&Result::gflops),
+       {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }}, 12},
+      {"h2d_gbps", both_files, number(&Result::h2d_gbps)},
+      {"d2h_gbps", both_files, number(&Result::d2h_gbps)},
+      {"limit", both_files, [](const Result& r) -> Value { return r.limit.text(); }},
+      {"pct_of_limit", both_files,
+       [](const Result& r) { return positive_or_none(r.pct_of_limit); },
+       {"%lim", 5,
+        [](const Result& r) {
+          return or_dash(r.pct_of_limit > 0, fmt::format("{:.0f}%", 100 * r.pct_of_limit));
+        }},
+       13},
+      {"h2d_pct_of_limit", both_files,
+       [](const Result& r) { return positive_or_none(r.h2d_pct_of_limit); }},
+      {"d2h_pct_of_limit", both_files,
+       [](const Result& r) { return positive_or_none(r.d2h_pct_of_limit); }},
+      {"speedup", both_files, [](const Result& r) { return positive_or_none(r.speedup); },
+       {"speedup", 8,
+        [](const Result& r) { return or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)); }},
+       10},
+      {"baseline", both_files, text(&Result::baseline)},
+      {"check", both_files,
+       [](const Result& r) -> Value { return std::string(to_string(r.status)); },
+       {"check", -7, [](const Result& r) { return std::string(to_string(r.status)); }}, 14},
+      {"rel_error", both_files, [](const Result& r) -> Value { return r.check.rel_error; },
+       {"rel.err", 8, [](const Result& r) { return fmt::format("{:>8.1e}", r.check.rel_error); }},
+       15},
+      {"tolerance", both_files, [](const Result& r) -> Value { return r.check.tolerance; }},
+      {"note", both_files,
+       [](const Result& r) -> Value { return r.note.empty() ? r.check.detail : r.note; }},
+      {"launches", both_files, number(&Result::launches)},
+      {"us_per_launch", both_files, number(&Result::us_per_launch)},
+      {"parameters", both_files,
+       [](const Result& r) -> Value { return to_string(r.parameters); }},
+      {"timed_by", both_files, text(&Result::timed_by)},
+      {"metrics", csv_file,
+       [](const Result& r) -> Value {
+         std::string s;  // name=value;name=value
+         for (const auto& [k, v] : r.metrics)
+           s += fmt::format("{}{}={:.9g}", s.empty() ? "" : ";", k, v);
+         return s;
+       }},
+      {"metrics", json_file,
+       [](const Result& r) -> Value {
+         nlohmann::json m = nlohmann::json::object();
+         for (const auto& [k, v] : r.metrics)
+           m[k] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+         return m;
+       }},
+      {"stats", json_file,
+       [](const Result& r) -> Value {
+         nlohmann::json stats;
+         for (const auto& [name, member] : phases()) stats[name] = phase_json(r.*member);
+         return stats;
+       }},
+  };
+  f.insert(f.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+  return f;
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> all = make_fields();
+  return all;
+}
+
+// Console columns in their order.
+const std::vector<const Column*>& columns() {
+  static const std::vector<const Column*> all = [] {
+    std::vector<std::pair<int, const Column*>> at;
+    for (const auto& f : fields())
+      if (f.column_at >= 0) at.emplace_back(f.column_at, &f.column);
+    std::sort(at.begin(), at.end());
+    std::vector<const Column*> out;
+    for (const auto& [i, c] : at) out.push_back(c);
+    return out;
+  }();
+  return all;
+}
+
+nlohmann::json json_value(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          return nullptr;
+        else if constexpr (std::is_same_v<X, double>)
+          return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+        else
+          return x;
+      },
+      v);
+}
+
 std::string csv_quote(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
+}
+
+std::string csv_value(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<X, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<X, std::int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<X, double>)
+          return fmt::format("{:.9g}", x);
+        else if constexpr (std::is_same_v<X, std::string>)
+          return csv_quote(x);
+        else
+          return csv_quote(x.dump());
+      },
+      v);
 }
 
 // Writes through a temporary file in the same directory, then renames.
@@ -135,122 +378,38 @@ void write_atomically(const std::filesystem::path& path, const std::string& cont
   std::filesystem::rename(tmp, path);
 }
 
-std::string fmt_num(double v, int width) {
-  if (v == 0.0) return fmt::format("{:>{}}", "0", width);
-  return fmt::format("{:>{}.4g}", v, width);
-}
-
 }  // namespace
 
 nlohmann::json to_json(const Result& r) {
-  nlohmann::json j{
-      {"experiment", r.experiment},
-      {"variant", r.variant},
-      {"library", r.library},
-      {"space", r.space},
-      {"dtype", r.dtype},
-      {"n", r.n},
-      {"parameters", r.parameters},
-      {"copies", std::string(to_string(r.copies))},
-      {"reps", r.reps},
-      {"warmups", r.warmups},
-  };
-  for (const auto& [name, member] : phases()) j[std::string(name) + "_ms"] = (r.*member).median;
-  j["cold_ms"] = r.cold_ms;
-  j["first_in_process"] = r.first_in_process;
-  j["copies_alias"] = r.copies_alias;
-  j["bytes"] = r.bytes;
-  j["flops"] = r.flops;
-  j["gbps"] = r.gbps;
-  j["gflops"] = r.gflops;
-  j["h2d_gbps"] = r.h2d_gbps;
-  j["d2h_gbps"] = r.d2h_gbps;
-  j["launches"] = r.launches;
-  j["us_per_launch"] = r.us_per_launch;
-  auto pct = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
-  j["limit"] = r.limit;
-  j["pct_of_limit"] = pct(r.pct_of_limit);
-  j["h2d_pct_of_limit"] = pct(r.h2d_pct_of_limit);
-  j["d2h_pct_of_limit"] = pct(r.d2h_pct_of_limit);
-  j["speedup"] = r.speedup > 0 ? nlohmann::json(r.speedup) : nlohmann::json();
-  j["baseline"] = r.baseline;
-  j["check"] = std::string(to_string(r.status));
-  j["rel_error"] = number(r.check.rel_error);
-  j["tolerance"] = r.check.tolerance;
-  j["note"] = r.note.empty() ? r.check.detail : r.note;
-  j["timed_by"] = r.timed_by;
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& [k, v] : r.metrics) metrics[k] = number(v);
-  j["metrics"] = metrics;
-  nlohmann::json stats;
-  for (const auto& [name, member] : phases()) stats[name] = to_json(r.*member);
-  j["stats"] = stats;
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& f : fields())
+    if (f.files & json_file) j[f.name] = json_value(f.value(r));
   return j;
 }
 
 std::vector<std::string> csv_header() {
-  std::vector<std::string> h{"experiment", "variant", "library", "space", "dtype",
-                             "n",          "copies",  "reps",    "warmups"};
-  for (const auto& [name, member] : phases()) h.push_back(std::string(name) + "_ms");
-  for (const auto& [name, member] : phases())
-    for (const char* s : {"_min_ms", "_max_ms", "_std_ms"}) h.push_back(std::string(name) + s);
-  for (const char* s : {"cold_ms", "first_in_process", "copies_alias", "bytes", "flops", "gbps",
-                        "gflops", "h2d_gbps", "d2h_gbps", "limit", "pct_of_limit",
-                        "h2d_pct_of_limit", "d2h_pct_of_limit", "speedup", "baseline", "check",
-                        "rel_error", "tolerance", "note", "launches", "us_per_launch",
-                        "parameters", "timed_by", "metrics"})
-    h.emplace_back(s);
+  std::vector<std::string> h;
+  for (const auto& f : fields())
+    if (f.files & csv_file) h.push_back(f.name);
   return h;
 }
 
 std::vector<std::string> csv_row(const Result& r) {
-  auto num = [](double v) { return fmt::format("{:.9g}", v); };
-  std::vector<std::string> row{r.experiment, r.variant, csv_quote(r.library), r.space, r.dtype,
-                               std::to_string(r.n),
-                               std::string(to_string(r.copies)), std::to_string(r.reps),
-                               std::to_string(r.warmups)};
-  for (const auto& [name, member] : phases()) row.push_back(num((r.*member).median));
-  for (const auto& [name, member] : phases()) {
-    const PhaseStats& p = r.*member;
-    row.push_back(num(p.min));
-    row.push_back(num(p.max));
-    row.push_back(num(p.stddev));
-  }
-  row.push_back(num(r.cold_ms));
-  row.push_back(r.first_in_process ? "true" : "false");
-  row.push_back(r.copies_alias ? "true" : "false");
-  row.push_back(num(r.bytes));
-  row.push_back(num(r.flops));
-  row.push_back(num(r.gbps));
-  row.push_back(num(r.gflops));
-  row.push_back(num(r.h2d_gbps));
-  row.push_back(num(r.d2h_gbps));
-  row.push_back(csv_quote(r.limit));
-  for (double p : {r.pct_of_limit, r.h2d_pct_of_limit, r.d2h_pct_of_limit})
-    row.push_back(p > 0 ? num(p) : "");
-  row.push_back(r.speedup > 0 ? num(r.speedup) : "");
-  row.push_back(r.baseline);
-  row.emplace_back(to_string(r.status));
-  row.push_back(num(r.check.rel_error));
-  row.push_back(num(r.check.tolerance));
-  row.push_back(csv_quote(r.note.empty() ? r.check.detail : r.note));
-  row.push_back(num(r.launches));
-  row.push_back(num(r.us_per_launch));
-  row.push_back(csv_quote(r.parameters));
-  row.push_back(csv_quote(r.timed_by));
-  std::string metrics;  // name=value;name=value
-  for (const auto& [k, v] : r.metrics) metrics += fmt::format("{}{}={}", metrics.empty() ? "" : ";", k, num(v));
-  row.push_back(csv_quote(metrics));
+  std::vector<std::string> row;
+  for (const auto& f : fields())
+    if (f.files & csv_file) row.push_back(csv_value(f.value(r)));
   return row;
 }
 
-void write_results(const std::string& dir, const std::vector<Result>& results,
+std::string csv_line(const Result& r) { return fmt::format("{}\n", fmt::join(csv_row(r), ",")); }
+
+void write_results(const std::string& dir, std::span<const Result> results,
                    const nlohmann::json& provenance, const nlohmann::json& summary) {
   std::filesystem::create_directories(dir);
   std::string csv = fmt::format("{}\n", fmt::join(csv_header(), ","));
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) {
-    csv += fmt::format("{}\n", fmt::join(csv_row(r), ","));
+    csv += csv_line(r);
     rows.push_back(to_json(r));
   }
   const nlohmann::json doc{{"provenance", provenance}, {"summary", summary}, {"results", rows}};
@@ -258,7 +417,7 @@ void write_results(const std::string& dir, const std::vector<Result>& results,
   write_atomically(std::filesystem::path(dir) / "results.json", doc.dump(2) + "\n");
 }
 
-std::string format_table(const std::vector<Result>& results, const std::string& experiment) {
+std::string format_table(std::span<const Result> results, const std::string& experiment) {
   std::map<std::pair<std::string, std::size_t>, std::vector<const Result*>> groups;
   std::vector<std::pair<std::string, std::size_t>> order;
   for (const auto& r : results) {
@@ -267,39 +426,31 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
+  auto cell = [](const Column& c, const std::string& s) {
+    return c.width < 0 ? fmt::format("{:<{}}", s, -c.width) : fmt::format("{:>{}}", s, c.width);
+  };
   std::string out;
   for (const auto& key : order) {
     const auto& rows = groups[key];
+    const Result& first = *rows.front();
+    const std::string parameters = to_string(first.parameters);
     out += fmt::format("\n{}  {}  n={}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
                        experiment, key.first, key.second,
-                       rows.front()->parameters.empty() ? "" : "  " + rows.front()->parameters,
-                       rows.front()->reps,
-                       rows.front()->warmups);
-    out += fmt::format("{:<8} {:<14} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} "
-                       "{:>8} {:>5} {:<7} {:>8}\n",
-                       "space", "variant", "library", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
-                       "speedup", "GB/s", "GFLOP/s", "%lim", "check", "rel.err");
+                       parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
+    std::vector<std::string> line;
+    for (const Column* c : columns()) line.push_back(cell(*c, c->header));
+    out += fmt::format("{}\n", fmt::join(line, " "));
     for (const Result* r : rows) {
-      if (r->status == Status::skipped || r->status == Status::error ||
-          r->status == Status::not_applicable) {
-        out += fmt::format("{:<8} {:<14} {:<9} {:<8} {} {}\n", r->space, r->variant, r->library,
-                           to_string(r->copies), to_string(r->status), r->note);
-        continue;
-      }
-      const bool alias = r->copies_alias && r->copies != CopyMode::none;
-      out += fmt::format(
-          "{:<8} {:<14} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} {:>8.1e}\n",
-          r->space, r->variant, r->library, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
-          fmt_num(r->kernel.median, 9), alias ? "0*" : fmt_num(r->d2h.median, 9),
-          fmt_num(r->total.median, 9), fmt::format("{:>8.3g}", r->total.stddev), fmt_num(r->cold_ms, 9),
-          r->speedup > 0 ? fmt::format("{:.2f}x", r->speedup) : std::string("-"),
-          fmt_num(r->gbps, 8), fmt_num(r->gflops, 8),
-          r->pct_of_limit > 0 ? fmt::format("{:.0f}%", 100 * r->pct_of_limit) : std::string("-"),
-          to_string(r->status), r->check.rel_error);
+      line.clear();
+      const bool measured = r->status == Status::pass || r->status == Status::fail;
+      // Nothing measured: who (space, variant, library, copies), then why.
+      const std::size_t shown = measured ? columns().size() : 4;
+      for (std::size_t i = 0; i < shown; ++i)
+        line.push_back(cell(*columns()[i], columns()[i]->text(*r)));
+      if (!measured) line.push_back(fmt::format("{} {}", to_string(r->status), r->note));
+      out += fmt::format("{}\n", fmt::join(line, " "));
     }
-    if (std::any_of(rows.begin(), rows.end(), [](const Result* r) {
-          return r->copies_alias && r->copies != CopyMode::none;
-        }))
+    if (std::any_of(rows.begin(), rows.end(), [](const Result* r) { return shows_alias(*r); }))
       out += "  0* host space: the host mirror is the data itself, there is nothing to copy\n";
     for (const Result* r : rows)
       if (r->us_per_launch > 0)
@@ -308,17 +459,17 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
                            r->launches);
     for (const Result* r : rows) {
       if (r->metrics.empty()) continue;
-      std::vector<std::string> shown;
-      for (const auto& [k, v] : r->metrics) shown.push_back(fmt::format("{} {:.4g}", k, v));
+      std::vector<std::string> metrics;
+      for (const auto& [k, v] : r->metrics) metrics.push_back(fmt::format("{} {:.4g}", k, v));
       out += fmt::format("  {:<8} {:<14} {:<8} {}: {}\n", r->space, r->variant,
-                         to_string(r->copies), r->timed_by, fmt::join(shown, ", "));
+                         to_string(r->copies), r->timed_by, fmt::join(metrics, ", "));
     }
-    if (!rows.front()->limit.empty())
+    if (first.limit.known())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
-                         rows.front()->limit.substr(0, rows.front()->limit.find(' ')));
+                         first.limit.kind());
     // The memory limit is calibrated on arrays far larger than the caches.
     if (std::any_of(rows.begin(), rows.end(), [](const Result* r) {
-          return r->pct_of_limit > 1.05 && r->limit.rfind("memory", 0) == 0;
+          return r->pct_of_limit > 1.05 && r->limit.bound == Bound::memory;
         }))
       out += "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
              "was measured on\n";

@@ -2,12 +2,15 @@
 // from a list of them.
 #pragma once
 
+#include "catalog.hpp"
 #include "check.hpp"
 #include "copy_mode.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <map>
+#include <tuple>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,11 +31,27 @@ PhaseStats summarize(std::vector<double> samples_ms);
 enum class Status { pass, fail, skipped, error, not_applicable };
 std::string_view to_string(Status s);
 
+// The limit a row's rate is held to: which one (its bound), its value (GB/s
+// or GFLOP/s) and, for transfers, the copy mode it was measured with.
+struct Limit {
+  Bound bound = Bound::memory;
+  double value = 0.0;  // 0: not calibrated
+  CopyMode copies = CopyMode::pageable;
+
+  bool known() const { return value > 0; }
+  // "memory 4105 GB/s", "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"
+  std::string text() const;
+  std::string_view kind() const;  // the first word of text()
+};
+
+// "chunks=16 degree=2000": an experiment's parameters as rows print them.
+std::string to_string(const Parameters& p);
+
 struct Result {
   std::string experiment, variant, space, dtype;
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
   std::size_t n = 0;
-  std::string parameters;  // the experiment's own settings, "chunks=16 degree=2000"
+  Parameters parameters;  // the experiment's own settings
   CopyMode copies = CopyMode::pageable;
   int reps = 0, warmups = 0;
   Status status = Status::error;
@@ -48,7 +67,7 @@ struct Result {
   // Against the machine's limits, when calibrated: the kernel's rate as a
   // fraction of the limit that bounds it, and each copy's against the best
   // transfer of its kind (0 when not known).
-  std::string limit;  // e.g. "copy 4105 GB/s"
+  Limit limit;
   double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
   double speedup = 0.0;             // baseline space's total / this total; 0: none
   std::string baseline;             // the space speedup is relative to
@@ -60,6 +79,7 @@ struct Result {
   std::vector<std::pair<std::string, double>> metrics;
   Check check;
   std::string note;
+  std::string shown;  // the outputs as the lab prints them (console only)
 
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);
@@ -72,16 +92,33 @@ const Result* passing_row(std::span<const Result> rows, std::string_view variant
 // experiment, variant, type, size and copy mode is the baseline.
 void assign_speedups(std::vector<Result>& results);
 
+// The same, one row at a time, as a run produces them: each row costs the
+// rows of its own group (experiment, variant, type, size), not all rows.
+class Speedups {
+ public:
+  // Row i of rows is new: fills its speedup and those of its group that a
+  // new baseline changes; returns the smallest index whose figures changed.
+  std::size_t add(std::span<Result> rows, std::size_t i);
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string, std::size_t>,
+           std::vector<std::size_t>>
+      m_groups;
+};
+
+// Rows as files and tables print them, all from one table of fields
+// (result.cpp): JSON, CSV and the console table cannot disagree.
 nlohmann::json to_json(const Result& r);
 std::vector<std::string> csv_header();
 std::vector<std::string> csv_row(const Result& r);
+std::string csv_line(const Result& r);  // csv_row joined, with its newline
 
 // Writes results.csv and results.json into dir, each through a temporary
 // file and a rename so a reader never sees a half-written file.
-void write_results(const std::string& dir, const std::vector<Result>& results,
+void write_results(const std::string& dir, std::span<const Result> results,
                    const nlohmann::json& provenance, const nlohmann::json& summary);
 
 // A console table of the results of one experiment, as the labs print them.
-std::string format_table(const std::vector<Result>& results, const std::string& experiment);
+std::string format_table(std::span<const Result> results, const std::string& experiment);
 
 }  // namespace portalab

@@ -4,6 +4,7 @@
 #include "calibrate.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
+#include "library_probe.hpp"
 #include "memory.hpp"
 #include "profiling.hpp"
 #include "spaces.hpp"
@@ -13,10 +14,9 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
-#include <new>
-#include <span>
 #include <ostream>
 #include <set>
+#include <span>
 
 namespace portalab {
 namespace {
@@ -28,71 +28,100 @@ bool applies(const std::string& space, CopyMode mode) {
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / 1073741824.0); }
 
+// ---- Stage 2: one entry into a Result -----------------------------------
+
 // Phase times of one repetition: h2d, kernel, d2h (copies only when real).
 struct Rep {
   double h2d = 0, kernel = 0, d2h = 0;
+  CallRecord call;
   double total() const { return h2d + kernel + d2h; }
 };
 
 // `range` names the entry for profilers: phases become range/h2d, ... and
 // each range opens before its timer starts and closes after it stops.
-Rep repetition(Case& c, std::string_view variant, bool copies, const std::string& range) {
+Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& range) {
+  CaseArrays& a = c.arrays();
   Rep t;
   if (copies) {
     ScopedRange r(range + "/h2d");
-    t.h2d = fenced_ms(c, [&] { c.h2d(); });
+    t.h2d = fenced_ms(a, [&] { a.h2d(); });
   }
   {
     ScopedRange r(range + "/kernel");
-    t.kernel = fenced_ms(c, [&] { c.run(variant); });
-    // Launch dispatch: the experiment timed the launches alone, before this fence.
-    if (const auto own = c.self_timed_ms()) t.kernel = *own;
+    t.kernel = fenced_ms(a, [&] { c.run(variant, t.call); });
+    // The variant timed the part that matters itself (dispatch, instances).
+    if (t.call.kernel_ms) t.kernel = *t.call.kernel_ms;
   }
   if (copies) {
     ScopedRange r(range + "/d2h");
-    t.d2h = fenced_ms(c, [&] { c.d2h(); });
+    t.d2h = fenced_ms(a, [&] { a.d2h(); });
   }
   return t;
 }
 
+// The row's rates as fractions of the limits calibrated for its space.
+void compare_with_limits(Result& r, const SpaceLimits& lim, Bound bound) {
+  r.limit = {bound, 0.0, r.copies};
+  const std::string mode(to_string(r.copies));
+  if (bound == Bound::transfer)
+    // Host<->device both ways at once: at best both directions' calibrated rates.
+    r.limit.value = lim.transfer_gbps("h2d_" + mode) + lim.transfer_gbps("d2h_" + mode);
+  else if (bound == Bound::compute)
+    r.limit.value = lim.gemm_gflops.count(r.dtype) ? lim.gemm_gflops.at(r.dtype) : 0.0;
+  else
+    r.limit.value = lim.memory_gbps();
+  if (r.limit.known()) r.pct_of_limit = (bound == Bound::compute ? r.gflops : r.gbps) / r.limit.value;
+  if (const double best = lim.transfer_gbps("h2d_" + mode); best > 0 && r.h2d_gbps > 0)
+    r.h2d_pct_of_limit = r.h2d_gbps / best;
+  if (const double best = lim.transfer_gbps("d2h_" + mode); best > 0 && r.d2h_gbps > 0)
+    r.d2h_pct_of_limit = r.d2h_gbps / best;
+}
+
 // Warm-up, cold call and repetitions of one variant, then its check.
-void measure(Case& c, Result& r, CopyMode mode) {
+void measure(Case& c, const Entry& e, Result& r) {
   static std::set<std::string> seen;  // kernels already called in this process
   r.first_in_process =
       seen.insert(fmt::format("{}/{}/{}/{}", r.experiment, r.variant, r.space, r.dtype)).second;
-  r.copies_alias = c.copies_alias();
+  CaseArrays& a = c.arrays();
+  r.copies_alias = a.copies_alias();
   // No copy phases where the experiment moves its arrays itself (copy_overlap,
   // whose copies are part of its kernel phase).
-  const bool copies = mode != CopyMode::none && !c.copies_alias() &&
-                      c.h2d_bytes() + c.d2h_bytes() > 0;
+  const bool copies = e.copies != CopyMode::none && !a.copies_alias() &&
+                      a.input_bytes() + a.output_bytes() > 0;
 
   const std::string range = fmt::format("portalab/{}/{}", r.experiment, r.space);
-  c.poison_outputs();
+  a.poison_outputs();
   {
+    // The library that served the variant, from the regions its calls push
+    // (the recorder may fence: only the cold call runs under it).
     ScopedRange cold(range + "/cold");
-    r.cold_ms = repetition(c, r.variant, copies, range + "/cold").total();
+    RegionRecorder recorder;
+    r.cold_ms = repetition(c, e.variant, copies, range + "/cold").total();
+    r.library = vendor_library(recorder.library());
   }
   {
     ScopedRange warmup(range + "/warmup");
     for (int i = 0; i < r.warmups; ++i) {
       throw_if_interrupted();  // each repetition ends with a fence: a safe point
-      repetition(c, r.variant, copies, range + "/warmup");
+      repetition(c, e.variant, copies, range + "/warmup");
     }
   }
   std::vector<double> h2d, kernel, d2h, total;
   std::vector<std::pair<std::string, std::vector<double>>> metrics;  // in first-seen order
+  std::string timed_by;
   profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   for (int i = 0; i < r.reps; ++i) {
     if (interrupt_signal()) {
       profiler_stop();
       throw_if_interrupted();
     }
-    const Rep t = repetition(c, r.variant, copies, range);
+    const Rep t = repetition(c, e.variant, copies, range);
     h2d.push_back(t.h2d);
     kernel.push_back(t.kernel);
     d2h.push_back(t.d2h);
     total.push_back(t.total());
-    for (const auto& [name, value] : c.metrics()) {
+    timed_by = t.call.timed_by;
+    for (const auto& [name, value] : t.call.metrics) {
       auto it = std::find_if(metrics.begin(), metrics.end(),
                              [&](const auto& m) { return m.first == name; });
       if (it == metrics.end()) it = metrics.insert(metrics.end(), {name, {}});
@@ -106,10 +135,10 @@ void measure(Case& c, Result& r, CopyMode mode) {
   r.d2h = summarize(d2h);
   r.total = summarize(total);
   for (auto& [name, values] : metrics) r.set_metric(name, summarize(std::move(values)).median);
-  r.timed_by = c.timed_by(r.variant);
+  if (!timed_by.empty()) r.timed_by = timed_by;
   if (!copies) {  // bring the outputs to the host mirror for the check, untimed
-    c.d2h();
-    c.fence();
+    a.d2h();
+    a.fence();
   }
   if (r.kernel.median > 0) {
     r.gbps = r.bytes / (r.kernel.median * 1e6);
@@ -117,48 +146,67 @@ void measure(Case& c, Result& r, CopyMode mode) {
   }
   if (r.launches > 0) r.us_per_launch = 1e3 * r.kernel.median / r.launches;
   if (copies) {
-    r.h2d_gbps = r.h2d.median > 0 ? c.h2d_bytes() / (r.h2d.median * 1e6) : 0.0;
-    r.d2h_gbps = r.d2h.median > 0 ? c.d2h_bytes() / (r.d2h.median * 1e6) : 0.0;
+    r.h2d_gbps = r.h2d.median > 0 ? a.input_bytes() / (r.h2d.median * 1e6) : 0.0;
+    r.d2h_gbps = r.d2h.median > 0 ? a.output_bytes() / (r.d2h.median * 1e6) : 0.0;
   }
   ScopedRange verify(range + "/verify");
-  r.check = c.verify(r.variant);
-  r.library = c.library(r.variant);
+  r.check = c.verify(e.variant);
   r.status = r.check.pass ? Status::pass : Status::fail;
-  if (mode == CopyMode::none)
+  if (e.copies == CopyMode::none)
     r.note = "inputs created in the space: kernel alone";
-  else if (c.copies_alias())
+  else if (a.copies_alias())
     r.note = "host space: the mirror is the data, nothing to copy";
 }
 
-// The row's rates as fractions of the limits calibrated for its space.
-void compare_with_limits(Result& r, const SpaceLimits& lim, const std::string& bound) {
-  if (bound == "transfer") {
-    // Host<->device both ways at once: at best both directions' calibrated rates.
-    const std::string mode(to_string(r.copies));
-    const double duplex =
-        lim.transfer_gbps("h2d_" + mode) + lim.transfer_gbps("d2h_" + mode);
-    if (duplex > 0) {
-      r.limit = fmt::format("duplex {} copies {:.0f} GB/s", mode, duplex);
-      r.pct_of_limit = r.gbps / duplex;
-    }
-  } else if (bound == "compute") {
-    const auto it = lim.gemm_gflops.find(r.dtype);
-    if (it != lim.gemm_gflops.end() && it->second > 0) {
-      r.limit = fmt::format("gemm {:.0f} GFLOP/s", it->second);
-      r.pct_of_limit = r.gflops / it->second;
-    }
-  } else if (lim.memory_gbps() > 0) {
-    r.limit = fmt::format("memory {:.0f} GB/s", lim.memory_gbps());
-    r.pct_of_limit = r.gbps / lim.memory_gbps();
-  }
-  const std::string mode(to_string(r.copies));
-  if (const double best = lim.transfer_gbps("h2d_" + mode); best > 0 && r.h2d_gbps > 0)
-    r.h2d_pct_of_limit = r.h2d_gbps / best;
-  if (const double best = lim.transfer_gbps("d2h_" + mode); best > 0 && r.d2h_gbps > 0)
-    r.d2h_pct_of_limit = r.d2h_gbps / best;
+// The row an entry will fill, with what is known before it runs.
+Result row_of(const Entry& e) {
+  Result r;
+  r.experiment = e.experiment->name;
+  r.variant = e.variant_name();
+  r.space = e.space;
+  r.dtype = e.dtype;
+  r.n = e.n;
+  r.parameters = e.parameters;
+  r.copies = e.copies;
+  r.reps = e.reps;
+  r.warmups = e.warmups;
+  const Work w = e.experiment->work(e.dtype, e.n, e.variant, e.parameters);
+  r.bytes = w.bytes;
+  r.flops = w.flops;
+  r.launches = w.launches;
+  return r;
 }
 
 }  // namespace
+
+// ---- Stage 1: the deck into entries ----------------------------------------
+
+const std::string& Entry::variant_name() const { return experiment->variants.at(variant); }
+
+std::string Entry::describe() const {
+  return fmt::format("{} {} {} {} n={} copies={}", experiment->name, variant_name(), space, dtype,
+                     n, to_string(copies));
+}
+
+std::vector<Entry> expand(const Deck& deck, const Registry& registry) {
+  std::vector<Entry> entries;
+  std::size_t case_id = 0;
+  for (const auto& plan : deck.plans) {
+    const ExperimentInfo* info = registry.find(plan.experiment);
+    if (!info) throw InputError(fmt::format("{}: no experiment '{}'", deck.path, plan.experiment));
+    for (std::size_t n : plan.sizes)
+      for (const auto& dtype : plan.dtypes)
+        for (const auto& space : plan.spaces)
+          for (CopyMode mode : plan.copies) {
+            if (!applies(space, mode)) continue;
+            for (const auto& variant : plan.variants)
+              entries.push_back({info, info->variant_index(variant), space, dtype, n, mode,
+                                 plan.reps, plan.warmups, plan.parameters, case_id});
+            ++case_id;
+          }
+  }
+  return entries;
+}
 
 std::size_t count_entries(const Deck& deck) {
   std::size_t n = 0;
@@ -169,7 +217,76 @@ std::size_t count_entries(const Deck& deck) {
   return n;
 }
 
-nlohmann::json RunSummary::to_json() const {
+// ---- Stage 2 ----------------------------------------------------------------
+
+CaseSlot::CaseSlot() = default;
+CaseSlot::~CaseSlot() = default;
+
+Case* CaseSlot::get(const Entry& e, Status& status, std::string& note) {
+  if (m_case_id != e.case_id) {
+    m_case.reset();  // the last case's memory is free before the next is made
+    m_case_id = e.case_id;
+    m_status = Status::pass;
+    m_note.clear();
+    const std::size_t need = e.experiment->footprint(e.dtype, e.n, e.parameters);
+    const std::size_t free_space = space_free_bytes(e.space);
+    const std::size_t free_host = host_available_bytes();
+    if (need > free_space || (!is_host_space(e.space) && need > free_host)) {
+      m_status = Status::skipped;
+      m_note = fmt::format("needs {} ({} bytes); free: {} in {} memory, {} on the host", gib(need),
+                           need, gib(free_space), e.space, gib(free_host));
+    } else {
+      try {
+        ScopedRange setup(fmt::format("portalab/{}/{}/setup", e.experiment->name, e.space));
+        m_case = e.experiment->make(e.space, e.dtype, e.n, e.copies, e.parameters);
+      } catch (const std::exception& ex) {
+        // An allocation the free-memory check could not foresee failing
+        // (fragmentation, another process, a limit it cannot read) is a
+        // skip, as if foreseen; anything else an error.
+        m_status = is_allocation_failure(ex) ? Status::skipped : Status::error;
+        m_note = is_allocation_failure(ex)
+                     ? fmt::format("allocation of {} failed: {}", gib(need), ex.what())
+                     : fmt::format("setup failed: {}", ex.what());
+      }
+    }
+  }
+  status = m_status;
+  note = m_note;
+  return m_case.get();
+}
+
+Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
+  throw_if_interrupted();
+  Result r = row_of(e);
+  // A variant this space cannot run at all is said so, not tried.
+  if (const std::string why = e.experiment->not_applicable(e.space, e.variant, e.copies);
+      !why.empty()) {
+    r.status = Status::not_applicable;
+    r.note = "not applicable: " + why;
+    return r;
+  }
+  ScopedRange experiment_range("portalab/" + r.experiment);
+  ScopedRange space_range(fmt::format("portalab/{}/{}", r.experiment, r.space));
+  Case* c = slot.get(e, r.status, r.note);
+  if (!c) return r;
+  try {
+    measure(*c, e, r);
+    if (const auto* lim = options.limits ? options.limits->find(e.space) : nullptr)
+      compare_with_limits(r, *lim, e.experiment->bound);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& ex) {
+    r.status = Status::error;
+    r.note = ex.what();
+  }
+  // The values themselves, as the lab prints them (array_ops).
+  if (options.tables) r.shown = c->show(e.variant);
+  return r;
+}
+
+// ---- Stage 3: the sink ------------------------------------------------------
+
+nlohmann::json RunSummary::to_json(bool analysis) const {
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& r : results)
     if (r.status == Status::fail || r.status == Status::error)
@@ -179,10 +296,12 @@ nlohmann::json RunSummary::to_json() const {
                           {"check", std::string(portalab::to_string(r.status))},
                           {"detail", r.note.empty() ? r.check.detail : r.note}});
   nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-                     {"skipped", skipped}, {"not_applicable", not_applicable},
-                     {"failures", failures},
-                     {"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
-                     {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))}};
+                      {"skipped", skipped}, {"not_applicable", not_applicable},
+                      {"failures", failures}};
+  if (analysis) {
+    j["gpu_crossover"] = gpu_crossover_json(find_crossovers(results));
+    j["float64_over_float32"] = dtype_ratios_json(find_dtype_ratios(results));
+  }
   if (interrupted_by != 0)
     j["interrupted"] = {{"signal", signal_name(interrupted_by)},
                         {"abandoned", abandoned},
@@ -190,175 +309,89 @@ nlohmann::json RunSummary::to_json() const {
   return j;
 }
 
+Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries)
+    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries) {}
+
+void Sink::record(Result r) {
+  m_summary.failed += r.status == Status::fail;
+  m_summary.errors += r.status == Status::error;
+  m_summary.skipped += r.status == Status::skipped;
+  m_summary.not_applicable += r.status == Status::not_applicable;
+  const std::size_t i = m_summary.results.size();
+  if (m_options.progress) {
+    const std::string what = fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant,
+                                         r.space, r.dtype, r.n, to_string(r.copies));
+    if (r.status == Status::pass || r.status == Status::fail)
+      fmt::print(*m_options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}\n",
+                 i + 1, m_entries, what, r.total.median, r.kernel.median, to_string(r.status));
+    else
+      fmt::print(*m_options.progress, "[{}/{}] {}: {}: {}\n", i + 1, m_entries, what,
+                 to_string(r.status), r.note);
+  }
+  if (m_options.tables && !r.shown.empty())
+    fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment,
+               r.variant, r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status),
+               r.shown);
+  m_summary.results.push_back(std::move(r));
+  // Written after every entry: a job killed later keeps what it measured.
+  write_files(m_speedups.add(m_summary.results, i), false);
+}
+
+void Sink::case_done(const ExperimentInfo& experiment, std::size_t first) {
+  if (!experiment.relate || first >= m_summary.results.size()) return;
+  experiment.relate(std::span<Result>(m_summary.results).subspan(first));
+  write_files(first, false);
+}
+
+void Sink::experiment_done(const std::string& experiment) {
+  if (m_options.tables)
+    *m_options.tables << format_table(m_summary.results, experiment) << std::flush;
+}
+
+void Sink::interrupted(int signal, const std::string& abandoned) {
+  m_summary.interrupted_by = signal;
+  m_summary.abandoned = abandoned;
+  m_summary.not_run = m_entries - m_summary.results.size();
+  if (!m_summary.results.empty()) experiment_done(m_summary.results.back().experiment);
+}
+
+RunSummary Sink::finish() {
+  write_files(m_summary.results.size(), true);
+  return std::move(m_summary);
+}
+
+void Sink::write_files(std::size_t /*first_changed*/, bool analysis) {
+  if (m_options.out_dir)
+    write_results(*m_options.out_dir, m_summary.results, m_provenance,
+                  m_summary.to_json(analysis));
+}
+
+// ---- All three --------------------------------------------------------------
+
 RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance) {
-  RunSummary summary;
-  const std::size_t entries = count_entries(deck);
-  auto record = [&](Result r) {
-    summary.failed += r.status == Status::fail;
-    summary.errors += r.status == Status::error;
-    summary.skipped += r.status == Status::skipped;
-    summary.not_applicable += r.status == Status::not_applicable;
-    if (options.progress) {
-      const std::string what =
-          fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant, r.space, r.dtype,
-                      r.n, to_string(r.copies));
-      if (r.status == Status::pass || r.status == Status::fail)
-        fmt::print(*options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}\n",
-                   summary.results.size() + 1, entries, what, r.total.median, r.kernel.median,
-                   to_string(r.status));
-      else
-        fmt::print(*options.progress, "[{}/{}] {}: {}: {}\n", summary.results.size() + 1,
-                   entries, what, to_string(r.status), r.note);
-    }
-    summary.results.push_back(std::move(r));
-    // Written after every entry: a job killed later keeps what it measured.
-    if (options.out_dir) {
-      auto rows = summary.results;
-      assign_speedups(rows);
-      write_results(*options.out_dir, rows, provenance, summary.to_json());
-    }
-  };
-
+  const Registry& registry = options.registry ? *options.registry : global_registry();
+  const std::vector<Entry> entries = expand(deck, registry);
+  Sink sink(options, provenance, entries.size());
+  CaseSlot slot;
+  std::size_t case_first_row = 0;
   std::string current;  // the entry in progress, named if a signal abandons it
-  const ExperimentPlan* current_plan = nullptr;
   try {
-    for (const auto& plan : deck.plans) {
-      current_plan = &plan;
-      const ExperimentInfo& info = *find_experiment(plan.experiment);
-      std::string parameters_text;
-      for (const auto& [k, v] : plan.parameters)
-        parameters_text += fmt::format("{}{}={}", parameters_text.empty() ? "" : " ", k, v);
-      ScopedRange experiment_range("portalab/" + plan.experiment);
-      for (std::size_t n : plan.sizes)
-        for (const auto& dtype : plan.dtypes)
-          for (const auto& space : plan.spaces)
-            for (CopyMode mode : plan.copies) {
-              if (!applies(space, mode)) continue;
-              throw_if_interrupted();
-              current = fmt::format("{} {} {} n={} copies={} (setup)", plan.experiment, space,
-                                    dtype, n, to_string(mode));
-              auto entry = [&](const std::string& variant) {
-                Result r;
-                r.experiment = plan.experiment;
-                r.variant = variant;
-                r.space = space;
-                r.dtype = dtype;
-                r.n = n;
-                r.parameters = parameters_text;
-                r.copies = mode;
-                r.reps = plan.reps;
-                r.warmups = plan.warmups;
-                const Work w = info.work(dtype, n, variant, plan.parameters);
-                r.bytes = w.bytes;
-                r.flops = w.flops;
-                r.launches = w.launches;
-                return r;
-              };
-              // Variants this space cannot run at all are said so, not tried.
-              std::vector<std::string> why_not;
-              for (const auto& v : plan.variants)
-                why_not.push_back(info.not_applicable(space, v, mode, plan.parameters));
-              auto all_variants = [&](Status status, const std::string& note) {
-                for (std::size_t i = 0; i < plan.variants.size(); ++i) {
-                  Result r = entry(plan.variants[i]);
-                  r.status = why_not[i].empty() ? status : Status::not_applicable;
-                  r.note = why_not[i].empty() ? note : "not applicable: " + why_not[i];
-                  record(std::move(r));
-                }
-              };
-              if (std::all_of(why_not.begin(), why_not.end(),
-                              [](const std::string& w) { return !w.empty(); })) {
-                all_variants(Status::not_applicable, "");
-                continue;
-              }
-
-              const std::size_t need = info.footprint(dtype, n, plan.parameters);
-              const std::size_t free_space = space_free_bytes(space);
-              const std::size_t free_host = host_available_bytes();
-              if (need > free_space || (!is_host_space(space) && need > free_host)) {
-                all_variants(
-                    Status::skipped,
-                    fmt::format("needs {} ({} bytes); free: {} in {} memory, {} on the host",
-                                gib(need), need, gib(free_space), space, gib(free_host)));
-                continue;
-              }
-              ScopedRange space_range(fmt::format("portalab/{}/{}", plan.experiment, space));
-              std::unique_ptr<Case> c;
-              try {
-                ScopedRange setup(fmt::format("portalab/{}/{}/setup", plan.experiment, space));
-                c = info.make(space, dtype, n, mode, plan.parameters);
-              } catch (const std::exception& e) {
-                // An allocation the free-memory check could not foresee failing
-                // (fragmentation, another process, a limit it cannot read) is
-                // a skip, as if foreseen; anything else an error.
-                if (is_allocation_failure(e))
-                  all_variants(Status::skipped,
-                               fmt::format("allocation of {} failed: {}", gib(need), e.what()));
-                else
-                  all_variants(Status::error, fmt::format("setup failed: {}", e.what()));
-                continue;
-              }
-              const std::size_t first_row = summary.results.size();
-              for (std::size_t vi = 0; vi < plan.variants.size(); ++vi) {
-                const std::string& variant = plan.variants[vi];
-                Result r = entry(variant);
-                if (!why_not[vi].empty()) {
-                  r.status = Status::not_applicable;
-                  r.note = "not applicable: " + why_not[vi];
-                  record(std::move(r));
-                  continue;
-                }
-                current = fmt::format("{} {} {} {} n={} copies={}", r.experiment, variant, space,
-                                      dtype, n, to_string(mode));
-                try {
-                  measure(*c, r, mode);
-                  if (const auto* lim = options.limits ? options.limits->find(space) : nullptr)
-                    compare_with_limits(r, *lim, info.bound);
-                } catch (const Interrupted&) {
-                  throw;
-                } catch (const std::exception& e) {
-                  r.status = Status::error;
-                  r.note = e.what();
-                }
-                // The values themselves, as the lab prints them (array_ops).
-                if (const std::string shown = options.tables ? c->show(variant) : std::string();
-                    !shown.empty())
-                  fmt::print(*options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}",
-                             plan.experiment, variant, space, dtype, n, to_string(mode),
-                             to_string(r.status), shown);
-                record(std::move(r));
-              }
-              // Figures comparing the case's variants (overlap gained), then
-              // the files again with them.
-              if (info.relate) {
-                info.relate(std::span<Result>(summary.results).subspan(first_row));
-                if (options.out_dir) {
-                  auto rows = summary.results;
-                  assign_speedups(rows);
-                  write_results(*options.out_dir, rows, provenance, summary.to_json());
-                }
-              }
-            }
-      if (options.tables) {
-        auto rows = summary.results;
-        assign_speedups(rows);
-        *options.tables << format_table(rows, plan.experiment) << std::flush;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      current = e.describe();
+      sink.record(run_entry(e, slot, options));
+      const bool last = i + 1 == entries.size();
+      if (last || entries[i + 1].case_id != e.case_id) {
+        sink.case_done(*e.experiment, case_first_row);
+        case_first_row = sink.rows();
       }
+      if (last || entries[i + 1].experiment != e.experiment) sink.experiment_done(e.experiment->name);
     }
-  } catch (const Interrupted& e) {
-    summary.interrupted_by = e.signal;
-    summary.abandoned = current;
-    summary.not_run = entries - summary.results.size();
-    auto rows = summary.results;
-    assign_speedups(rows);
-    if (options.out_dir)  // again, now that the summary says so
-      write_results(*options.out_dir, rows, provenance, summary.to_json());
-    if (options.tables && current_plan)  // the experiment cut short
-      *options.tables << format_table(rows, current_plan->experiment) << std::flush;
+  } catch (const Interrupted& signal) {
+    sink.interrupted(signal.signal, current);
   }
-  assign_speedups(summary.results);
-  return summary;
+  return sink.finish();
 }
 
 }  // namespace portalab

@@ -1,5 +1,10 @@
-// Runs a validated deck: every experiment × size × type × space × copy mode ×
-// variant, timed phase by phase, verified, written after each entry.
+// Runs a validated deck in three stages:
+//   expand     the deck into entries, one per result row, in run order
+//   run_entry  one entry into a Result: set up (or reuse) its case, time its
+//              phases (cold call, warm-ups, fenced repetitions), check it
+//   Sink       everything done with the results: progress, speedups, figures
+//              relating a case's variants, tables and the result files
+// A distributed run adds its ranks' results up in the sink's place.
 #pragma once
 
 #include "deck.hpp"
@@ -8,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,13 +21,40 @@
 namespace portalab {
 
 struct Calibration;
+struct ExperimentInfo;
+class Registry;
+class Case;
 
 struct RunOptions {
   std::optional<std::string> out_dir;  // results.csv and results.json go here
   const Calibration* limits = nullptr;  // fills each row's limit and pct_of_limit
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
+  const Registry* registry = nullptr;  // nullptr: the program's
 };
+
+// One result row to be: an experiment's variant at one size, type, space and
+// copy mode. Entries of one case (all but the variant the same) are adjacent
+// and share the case's arrays.
+struct Entry {
+  const ExperimentInfo* experiment = nullptr;
+  std::size_t variant = 0;  // index in the experiment's table of variants
+  std::string space, dtype;
+  std::size_t n = 0;
+  CopyMode copies = CopyMode::pageable;
+  int reps = 0, warmups = 0;
+  Parameters parameters;
+  std::size_t case_id = 0;  // equal for the entries of one case
+
+  const std::string& variant_name() const;
+  // "vector_poly fused Serial float64 n=1000 copies=pageable"
+  std::string describe() const;
+};
+
+// Every entry of the deck, in the order they run.
+std::vector<Entry> expand(const Deck& deck, const Registry& registry);
+// Their number: the rows a run of the deck produces.
+std::size_t count_entries(const Deck& deck);
 
 struct RunSummary {
   std::vector<Result> results;
@@ -34,13 +67,60 @@ struct RunSummary {
   int interrupted_by = 0;
   std::string abandoned;
   std::size_t not_run = 0;
-  nlohmann::json to_json() const;
+  // Counts and failures; `analysis` adds the crossover and type ratios, which
+  // read every row (once, at the end, not after each entry).
+  nlohmann::json to_json(bool analysis = true) const;
 };
 
-// Number of entries (result rows) the deck will produce.
-std::size_t count_entries(const Deck& deck);
+// The case an entry needs: made for the first entry of a case, kept for the
+// others. When it could not be made, why (skipped or an error) for each.
+class CaseSlot {
+ public:
+  CaseSlot();
+  ~CaseSlot();
+  // The case for e, made if it is a new one; nullptr with status and note
+  // set when it cannot be (memory, allocation, setup error).
+  Case* get(const Entry& e, Status& status, std::string& note);
 
-// Stops early, with what it has, when a signal arrives (interrupt.hpp).
+ private:
+  std::optional<std::size_t> m_case_id;
+  std::unique_ptr<Case> m_case;
+  Status m_status = Status::pass;
+  std::string m_note;
+};
+
+// Measures one entry: applicability, its case, the cold call, warm-ups and
+// repetitions (each fenced), the check. Throws Interrupted at a safe point.
+Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
+
+// Takes the rows as they are measured.
+class Sink {
+ public:
+  Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries);
+  // A measured (or skipped, failed, not applicable) row.
+  void record(Result r);
+  // The rows from `first` on are one case, all measured: relate its variants.
+  void case_done(const ExperimentInfo& experiment, std::size_t first);
+  // The experiment's rows are all in: its console table.
+  void experiment_done(const std::string& experiment);
+  // A signal stopped the run while `abandoned` was running.
+  void interrupted(int signal, const std::string& abandoned);
+  RunSummary finish();
+  std::size_t rows() const { return m_summary.results.size(); }
+
+ private:
+  void write_files(std::size_t first_changed, bool analysis);
+
+  const RunOptions& m_options;
+  nlohmann::json m_provenance;
+  std::size_t m_entries;
+  RunSummary m_summary;
+  Speedups m_speedups;
+  std::string m_last_experiment;
+};
+
+// All three stages. Stops early, with what it has, when a signal arrives
+// (interrupt.hpp).
 RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance);
 

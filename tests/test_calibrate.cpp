@@ -89,7 +89,7 @@ TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
   const auto summary = portalab::run_deck(deck, options, nlohmann::json::object());
   ASSERT_FALSE(summary.results.empty());
   for (const auto& r : summary.results) {
-    EXPECT_EQ(r.limit, "memory 20 GB/s");
+    EXPECT_EQ(r.limit.text(), "memory 20 GB/s");
     EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / 20.0);
   }
 }

@@ -24,7 +24,6 @@ struct Param {
 std::vector<Param> all_cases() {
   std::vector<Param> out;
   for (const auto& e : portalab::experiments()) {
-    if (e.name.rfind("test_", 0) == 0) continue;  // the tests' own (test_runner.cpp)
     for (const auto& space : portalab::enabled_space_names())
       for (const auto& dtype : e.dtypes)
         for (auto mode : {portalab::CopyMode::pageable, portalab::CopyMode::pinned,
@@ -52,28 +51,31 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
   ASSERT_NE(info, nullptr);
   // O(n³) experiments stop at 130: beyond one 128-wide tile, a multiple of
   // no tile or vector width, and quick on the host.
-  const bool cubic = info->bound == "compute";
+  const bool cubic = info->bound == portalab::Bound::compute;
   const auto params = small_parameters(*info);
   int ran = 0;
   for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(cubic ? 130 : 4099)}) {
     auto c = info->make(p.space, p.dtype, n, p.mode, params);
     ASSERT_NE(c, nullptr);
     std::optional<std::uint64_t> first_digest;
-    for (const auto& variant : info->variants) {
+    auto& a = c->arrays();
+    for (std::size_t v = 0; v < info->variants.size(); ++v) {
+      const std::string& variant = info->variants[v];
       // Not applicable (an OpenMP of 2 threads in 4 instances): said, with a reason.
-      if (!info->not_applicable(p.space, variant, p.mode, params).empty()) continue;
+      if (!info->not_applicable(p.space, v, p.mode).empty()) continue;
       ++ran;
-      c->poison_outputs();
-      c->h2d();
-      c->run(variant);
-      c->d2h();
-      c->fence();
-      const auto check = c->verify(variant);
+      a.poison_outputs();
+      a.h2d();
+      portalab::CallRecord record;
+      c->run(v, record);
+      a.d2h();
+      a.fence();
+      const auto check = c->verify(v);
       EXPECT_TRUE(check.pass) << variant << " n=" << n << ": rel_error " << check.rel_error
                               << " > " << check.tolerance << " " << check.detail;
       if (info->same_outputs) {
-        if (!first_digest) first_digest = c->output_digest();
-        EXPECT_EQ(c->output_digest(), *first_digest)
+        if (!first_digest) first_digest = a.output_digest();
+        EXPECT_EQ(a.output_digest(), *first_digest)
             << variant << " n=" << n << ": outputs differ from " << info->variants.front() << "'s";
       }
     }
@@ -86,9 +88,9 @@ TEST_P(EveryExperiment, CheckFailsWhenTheKernelDidNotRun) {
   const Param& p = GetParam();
   const auto* info = portalab::find_experiment(p.experiment);
   auto c = info->make(p.space, p.dtype, 100, p.mode, small_parameters(*info));
-  c->poison_outputs();
-  c->fence();
-  const auto check = c->verify(info->variants.front());
+  c->arrays().poison_outputs();
+  c->arrays().fence();
+  const auto check = c->verify(0);
   EXPECT_FALSE(check.pass);
 }
 
@@ -97,8 +99,8 @@ TEST_P(EveryExperiment, DeclaresWorkAndFootprint) {
   const auto* info = portalab::find_experiment(p.experiment);
   const auto params = small_parameters(*info);
   EXPECT_GT(info->footprint(p.dtype, 1000, params), 0u);
-  for (const auto& v : info->variants)
-    EXPECT_GT(info->work(p.dtype, 1000, v, params).bytes, 0.0) << v;
+  for (std::size_t v = 0; v < info->variants.size(); ++v)
+    EXPECT_GT(info->work(p.dtype, 1000, v, params).bytes, 0.0) << info->variants[v];
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryExperiment, ::testing::ValuesIn(all_cases()),
@@ -109,41 +111,60 @@ INSTANTIATE_TEST_SUITE_P(Registry, EveryExperiment, ::testing::ValuesIn(all_case
                            return name;
                          });
 
-// The optional hooks: array_ops shows the lab's values, launch_overhead times
-// its dispatch variants itself and leaves the others to the runner.
-TEST(ExperimentHooks, ArrayOpsShowsTheLabsValues) {
+// What a variant declares: array_ops shows the lab's values, launch_overhead
+// times its dispatch variants itself and leaves the others to the runner's
+// fence, the concurrent variants run on the instances they declare.
+TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   const auto* info = portalab::find_experiment("array_ops");
   ASSERT_NE(info, nullptr);
   const std::string space = portalab::enabled_space_names().front();
   auto c = info->make(space, "float64", 5, portalab::CopyMode::pageable, {});
-  c->poison_outputs();
-  c->h2d();
-  c->run("arithmetic");
-  c->d2h();
-  c->fence();
-  ASSERT_TRUE(c->verify("arithmetic").pass);
-  const std::string shown = c->show("arithmetic");
+  const std::size_t v = info->variant_index("arithmetic");
+  auto& a = c->arrays();
+  a.poison_outputs();
+  a.h2d();
+  portalab::CallRecord record;
+  c->run(v, record);
+  a.d2h();
+  a.fence();
+  ASSERT_TRUE(c->verify(v).pass);
+  const std::string shown = c->show(v);
   EXPECT_NE(shown.find("x+10: [11 13 15 17 19]"), std::string::npos) << shown;
   EXPECT_NE(shown.find("x/y: [0.5 0.75 0.83333333 0.875 0.9]"), std::string::npos) << shown;
-  EXPECT_EQ(portalab::find_experiment("squared_diff")
-                ->make(space, "float64", 5, portalab::CopyMode::none, {})
-                ->show("fused"),
-            "");
+  const auto* squared = portalab::find_experiment("squared_diff");
+  EXPECT_EQ(squared->make(space, "float64", 5, portalab::CopyMode::none, {})->show(0), "");
 }
 
-TEST(ExperimentHooks, LaunchOverheadTimesItsDispatchVariantsItself) {
+TEST(VariantTables, LaunchOverheadTimesItsDispatchVariantsItself) {
   const auto* info = portalab::find_experiment("launch_overhead");
   ASSERT_NE(info, nullptr);
   for (const auto& space : portalab::enabled_space_names()) {
     auto c = info->make(space, "int64", 10, portalab::CopyMode::none, {});
-    for (const auto& variant : info->variants) {
-      c->run(variant);
-      c->fence();
-      const bool dispatch = variant.find("dispatch") != std::string::npos;
-      EXPECT_EQ(c->self_timed_ms().has_value(), dispatch) << space << " " << variant;
+    for (std::size_t v = 0; v < info->variants.size(); ++v) {
+      portalab::CallRecord record;
+      c->run(v, record);
+      c->arrays().fence();
+      const bool dispatch = info->variants[v].find("dispatch") != std::string::npos;
+      EXPECT_EQ(record.kernel_ms.has_value(), dispatch) << space << " " << info->variants[v];
+      EXPECT_EQ(record.timed_by.empty(), !dispatch) << space << " " << info->variants[v];
     }
-    EXPECT_EQ(info->work("int64", 10, "dispatch", {}).launches, 10.0);
+    EXPECT_EQ(info->work("int64", 10, info->variant_index("dispatch"), {}).launches, 10.0);
   }
+}
+
+TEST(VariantTables, InstancesAndCopiesAreDeclaredNotParsed) {
+  const auto* small = portalab::find_experiment("concurrent_small");
+  ASSERT_NE(small, nullptr);
+  std::vector<int> instances;
+  for (const auto& t : small->traits) instances.push_back(t.instances);
+  EXPECT_EQ(instances, (std::vector<int>{1, 2, 4, 8}));
+  const auto* overlap = portalab::find_experiment("copy_overlap");
+  ASSERT_NE(overlap, nullptr);
+  const std::string space = portalab::enabled_space_names().front();
+  for (std::size_t v = 0; v < overlap->variants.size(); ++v)
+    EXPECT_NE(overlap->not_applicable(space, v, portalab::CopyMode::none), "")
+        << overlap->variants[v];
+  EXPECT_THROW(overlap->variant_index("pipelined_7"), std::invalid_argument);
 }
 
 }  // namespace

@@ -18,31 +18,69 @@ namespace {
 template <class Space, class T>
 class WrongAnswer {
  public:
-  WrongAnswer(CaseContext<Space>& ctx, std::size_t n)
+  WrongAnswer(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{0.0, 1.0}, n), m_z(ctx, "z", Out{}, n) {}
-  void run(const Space& exec, std::string_view) {
-    Kokkos::deep_copy(exec, m_z.device(), m_x.device());
+  static auto variants() {
+    return std::array{Variant<WrongAnswer>{.name = "copy", .run = &WrongAnswer::copy}};
   }
-  Check verify(std::string_view) const {
+  void copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }
+  Check verify() const {
     const T* x = m_x.host().data();
     return compare_elementwise(
         m_z.host().data(), static_cast<std::int64_t>(m_z.size()),
         [&](std::int64_t i) { return x[i] + 1.0; }, elementwise_tolerance<T>(1));
   }
-  static Work work(std::size_t n, std::string_view) { return {2.0 * sizeof(T) * n, 0}; }
-  static std::size_t footprint(std::size_t n) { return 2 * sizeof(T) * n; }
+  static Work work(std::size_t n, const Parameters&) { return {2.0 * sizeof(T) * n, 0}; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
 
  private:
   Mirrored<T*, Space> m_x, m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<WrongAnswer, double>({
-    .name = "test_wrong_answer",
-    .summary = "tests only: a result that never passes its check",
-    .variants = {"copy"},
-    .default_sizes = {100},
-    .default_dtypes = {"float64"},
-});
+// The program's experiments and one of the tests' own, in a registry of the
+// test's: the program's registry never sees it.
+const Registry& test_registry() {
+  static const Registry registry = [] {
+    Registry r = global_registry();
+    register_experiment<WrongAnswer, double>(r, {
+                                                    .name = "test_wrong_answer",
+                                                    .summary = "a result that never passes its check",
+                                                    .default_sizes = {100},
+                                                    .default_dtypes = {"float64"},
+                                                });
+    return r;
+  }();
+  return registry;
+}
+
+TEST(Registry, ATestsExperimentStaysInItsOwnRegistry) {
+  EXPECT_NE(test_registry().find("test_wrong_answer"), nullptr);
+  EXPECT_EQ(find_experiment("test_wrong_answer"), nullptr);
+  Registry copy = test_registry();
+  auto again = [&] { register_experiment<WrongAnswer, double>(copy, {.name = "test_wrong_answer"}); };
+  EXPECT_THROW(again(), std::logic_error);
+}
+
+TEST(Expand, OneEntryPerRowCasesAdjacent) {
+  const Deck deck = parse_deck(R"(
+spaces = ["Serial"]
+copies = ["pageable", "none"]
+[vector_poly]
+sizes = [10, 20]
+variants = ["unfused", "fused"]
+)",
+                               "expand.toml", catalog());
+  const auto entries = expand(deck, global_registry());
+  ASSERT_EQ(entries.size(), count_entries(deck));
+  ASSERT_EQ(entries.size(), 8u);
+  EXPECT_EQ(entries[0].variant_name(), "unfused");
+  EXPECT_EQ(entries[1].variant_name(), "fused");
+  EXPECT_EQ(entries[0].case_id, entries[1].case_id);
+  EXPECT_NE(entries[1].case_id, entries[2].case_id);
+  EXPECT_EQ(entries[2].copies, CopyMode::none);
+  EXPECT_EQ(entries[7].n, 20u);
+  EXPECT_EQ(entries[0].describe(), "vector_poly unfused Serial float64 n=10 copies=pageable");
+}
 
 TEST(Runner, AFailedCheckIsListedAndTheRunGoesOn) {
   const Deck deck = parse_deck(R"(
@@ -56,12 +94,13 @@ sizes = [10, 20]
 sizes = [100]
 variants = ["fused"]
 )",
-                               "failing.toml", catalog());
+                               "failing.toml", test_registry().catalog());
   const auto dir = std::filesystem::temp_directory_path() / "portalab_test_runner";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   RunOptions options;
   options.out_dir = dir.string();
+  options.registry = &test_registry();
   const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
 
   ASSERT_EQ(summary.results.size(), 3u);  // the entries after the failure ran
@@ -119,7 +158,7 @@ degree = 3
     ASSERT_EQ(r.status, Status::pass) << r.note;
     EXPECT_FALSE(r.metrics.empty());
     if (r.experiment == "copy_overlap") {
-      EXPECT_EQ(r.parameters, "chunks=5 degree=3");
+      EXPECT_EQ(to_string(r.parameters), "chunks=5 degree=3");
       EXPECT_EQ(r.metric("chunks"), 5.0);
       if (r.variant == "serial") {
         EXPECT_GT(r.metric("perfect_overlap_ms"), 0.0);

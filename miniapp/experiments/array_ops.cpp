@@ -56,7 +56,7 @@ class ArrayOps {
  public:
   static constexpr double scalar = 10.0;  // the lab's x+10 and 10*x
 
-  ArrayOps(CaseContext<Space>& ctx, std::size_t n)
+  ArrayOps(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In::arange(1.0, 2.0), n),  // [1 3 5 7 9] at the lab's n = 5
         m_y(ctx, "y", In::arange(2.0, 2.0), n),  // [2 4 6 8 10]
         m_plus(ctx, "x+10", Out{}, n),
@@ -74,47 +74,57 @@ class ArrayOps {
         m_sin(ctx, "sin(v)", Out{}, n),
         m_sqrt(ctx, "sqrt(v)", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    if (variant == "arithmetic")
-      kernels::array_arithmetic(exec, T(scalar), m_x.device(), m_y.device(), m_plus.device(),
-                                m_times.device(), m_sum.device(), m_difference.device(),
-                                m_product.device(), m_quotient.device());
-    else if (variant == "creation")
-      kernels::array_creation(exec, m_zeros.device(), m_ones.device(), m_identity.device(),
-                              m_arange.device());
-    else
-      kernels::array_math(exec, m_v.device(), m_cos.device(), m_sin.device(), m_sqrt.device());
+  static auto variants() {
+    using V = Variant<ArrayOps>;
+    return std::array{
+        V{.name = "arithmetic", .run = &ArrayOps::arithmetic,
+          .verify = &ArrayOps::verify_arithmetic, .show = &ArrayOps::show_arithmetic,
+          .work = &ArrayOps::work_arithmetic},
+        V{.name = "creation", .run = &ArrayOps::creation, .verify = &ArrayOps::verify_creation,
+          .show = &ArrayOps::show_creation, .work = &ArrayOps::work_creation},
+        V{.name = "math", .run = &ArrayOps::math, .verify = &ArrayOps::verify_math,
+          .show = &ArrayOps::show_math, .work = &ArrayOps::work_math},
+    };
   }
 
-  Check verify(std::string_view variant) const {
+  void arithmetic(RunState<Space>& s) {
+    kernels::array_arithmetic(s.exec(), T(scalar), m_x.device(), m_y.device(), m_plus.device(),
+                              m_times.device(), m_sum.device(), m_difference.device(),
+                              m_product.device(), m_quotient.device());
+  }
+  void creation(RunState<Space>& s) {
+    kernels::array_creation(s.exec(), m_zeros.device(), m_ones.device(), m_identity.device(),
+                            m_arange.device());
+  }
+  void math(RunState<Space>& s) {
+    kernels::array_math(s.exec(), m_v.device(), m_cos.device(), m_sin.device(), m_sqrt.device());
+  }
+
+  Check verify_arithmetic() const {
     const T* x = m_x.host().data();
     const T* y = m_y.host().data();
-    const double floor = std::numeric_limits<T>::min();
-    // got[i] against f(i), with ops rounded operations in T.
-    auto check = [&](const auto& got, auto f, int ops) {
-      return compare_elementwise(got.host().data(), static_cast<std::int64_t>(got.size()), f,
-                                 elementwise_tolerance<T>(ops), floor);
-    };
-    if (variant == "arithmetic")
-      return worst_of({
-          {"x+10", check(m_plus, [&](std::int64_t i) { return x[i] + scalar; }, 1)},
-          {"10*x", check(m_times, [&](std::int64_t i) { return scalar * x[i]; }, 1)},
-          {"x+y", check(m_sum, [&](std::int64_t i) { return double(x[i]) + y[i]; }, 1)},
-          {"x-y", check(m_difference, [&](std::int64_t i) { return double(x[i]) - y[i]; }, 1)},
-          {"x*y", check(m_product, [&](std::int64_t i) { return double(x[i]) * y[i]; }, 1)},
-          {"x/y", check(m_quotient, [&](std::int64_t i) { return double(x[i]) / y[i]; }, 1)},
-      });
+    return worst_of({
+        {"x+10", check(m_plus, [&](std::int64_t i) { return x[i] + scalar; }, 1)},
+        {"10*x", check(m_times, [&](std::int64_t i) { return scalar * x[i]; }, 1)},
+        {"x+y", check(m_sum, [&](std::int64_t i) { return double(x[i]) + y[i]; }, 1)},
+        {"x-y", check(m_difference, [&](std::int64_t i) { return double(x[i]) - y[i]; }, 1)},
+        {"x*y", check(m_product, [&](std::int64_t i) { return double(x[i]) * y[i]; }, 1)},
+        {"x/y", check(m_quotient, [&](std::int64_t i) { return double(x[i]) / y[i]; }, 1)},
+    });
+  }
+  // A matrix's storage in the space's layout is symmetric for these three.
+  Check verify_creation() const {
     const std::int64_t n = m_arange.size();
-    // A matrix's storage in the space's layout is symmetric for these three.
-    if (variant == "creation")
-      return worst_of({
-          {"zeros", check(m_zeros, [](std::int64_t) { return 0.0; }, 0)},
-          {"ones", check(m_ones, [](std::int64_t) { return 1.0; }, 0)},
-          {"identity",
-           check(m_identity, [&](std::int64_t k) { return k / n == k % n ? 1.0 : 0.0; }, 0)},
-          {"arange", check(m_arange, [](std::int64_t i) { return double(i); }, 1)},
-      });
-    // Device sin and cos may be 2 ulp off.
+    return worst_of({
+        {"zeros", check(m_zeros, [](std::int64_t) { return 0.0; }, 0)},
+        {"ones", check(m_ones, [](std::int64_t) { return 1.0; }, 0)},
+        {"identity",
+         check(m_identity, [&](std::int64_t k) { return k / n == k % n ? 1.0 : 0.0; }, 0)},
+        {"arange", check(m_arange, [](std::int64_t i) { return double(i); }, 1)},
+    });
+  }
+  // Device sin and cos may be 2 ulp off.
+  Check verify_math() const {
     return worst_of({
         {"v", check(m_v, [](std::int64_t i) { return double(i); }, 1)},
         {"cos(v)", check(m_cos, [](std::int64_t i) { return std::cos(double(i)); }, 4)},
@@ -123,33 +133,45 @@ class ArrayOps {
     });
   }
 
-  // The variant's inputs and outputs, as the lab prints them.
-  std::string show(std::string_view variant) const {
+  // Each variant's inputs and outputs, as the lab prints them.
+  std::string show_arithmetic() const {
+    return vectors({&m_x, &m_y, &m_plus, &m_times, &m_sum, &m_difference, &m_product,
+                    &m_quotient});
+  }
+  std::string show_creation() const {
     std::string s;
-    auto vec = [&](const auto& a) { s += fmt::format("{}: {}\n", a.label(), vector_text(a.host())); };
-    auto mat = [&](const auto& a) { s += fmt::format("{}:\n{}\n", a.label(), matrix_text(a.host())); };
-    if (variant == "arithmetic") {
-      for (const auto* a : {&m_x, &m_y, &m_plus, &m_times, &m_sum, &m_difference, &m_product,
-                            &m_quotient})
-        vec(*a);
-    } else if (variant == "creation") {
-      for (const auto* a : {&m_zeros, &m_ones, &m_identity}) mat(*a);
-      vec(m_arange);
-    } else {
-      for (const auto* a : {&m_v, &m_cos, &m_sin, &m_sqrt}) vec(*a);
-    }
+    for (const auto* a : {&m_zeros, &m_ones, &m_identity})
+      s += fmt::format("{}:\n{}\n", a->label(), matrix_text(a->host()));
+    return s + vectors({&m_arange});
+  }
+  std::string show_math() const { return vectors({&m_v, &m_cos, &m_sin, &m_sqrt}); }
+
+  static Work work_arithmetic(std::size_t n, const Parameters&) {
+    return {16 * double(n) * sizeof(T), 6.0 * n};  // 2 scalar ops of 2 arrays, 4 of 3
+  }
+  static Work work_creation(std::size_t n, const Parameters&) {
+    return {(3 * double(n) * double(n) + double(n)) * sizeof(T), 2.0 * n};  // writes only
+  }
+  static Work work_math(std::size_t n, const Parameters&) {
+    return {7 * double(n) * sizeof(T), 5.0 * n};  // arange, then 3 × (read, write)
+  }
+  static std::size_t footprint(std::size_t n, const Parameters&) {
+    return (16 * n + 3 * n * n) * sizeof(T);
+  }
+
+ private:
+  // got[i] against f(i), with `ops` rounded operations in T.
+  template <class A, class F>
+  static Check check(const A& got, F f, int ops) {
+    return compare_elementwise(got.host().data(), static_cast<std::int64_t>(got.size()), f,
+                               elementwise_tolerance<T>(ops), std::numeric_limits<T>::min());
+  }
+  static std::string vectors(std::initializer_list<const Mirrored<T*, Space>*> arrays) {
+    std::string s;
+    for (const auto* a : arrays) s += fmt::format("{}: {}\n", a->label(), vector_text(a->host()));
     return s;
   }
 
-  static Work work(std::size_t n, std::string_view variant) {
-    const double v = double(n) * sizeof(T), m = double(n) * double(n) * sizeof(T);
-    if (variant == "arithmetic") return {16 * v, 6.0 * n};  // 2 scalar ops of 2 arrays, 4 of 3
-    if (variant == "creation") return {3 * m + v, 2.0 * n};  // writes only; arange's · and +
-    return {7 * v, 5.0 * n};                                 // arange, then 3 × (read, write)
-  }
-  static std::size_t footprint(std::size_t n) { return (16 * n + 3 * n * n) * sizeof(T); }
-
- private:
   Mirrored<T*, Space> m_x, m_y, m_plus, m_times, m_sum, m_difference, m_product, m_quotient;
   Mirrored<T**, Space> m_zeros, m_ones, m_identity;
   Mirrored<T*, Space> m_arange, m_v, m_cos, m_sin, m_sqrt;
@@ -158,7 +180,6 @@ class ArrayOps {
 [[maybe_unused]] const bool registered = register_experiment<ArrayOps, double, float>({
     .name = "array_ops",
     .summary = "lab 003's tour: arithmetic, zeros/ones/identity/arange, cos/sin/sqrt, printed",
-    .variants = {"arithmetic", "creation", "math"},
     .default_sizes = {5},
     .default_dtypes = {"float64"},
 });

@@ -17,17 +17,12 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <string>
 
 namespace portalab {
 namespace {
 
 constexpr int max_pipelines = 3;
-
-int pipelines(std::string_view variant) {
-  return variant == "pipelined_2" ? 2 : variant == "pipelined_3" ? 3 : 1;
-}
 
 template <class Space, class T>
 class CopyOverlap {
@@ -39,62 +34,65 @@ class CopyOverlap {
         m_y(ctx, "y", Out{}, n),
         m_chunks(static_cast<std::size_t>(std::clamp<std::int64_t>(p.at("chunks"), 1, n))),
         m_chunk((n + m_chunks - 1) / m_chunks),
-        m_degree(p.at("degree")),
-        m_pool(ctx.exec()) {
+        m_degree(p.at("degree")) {
     for (auto& b : m_buffers)
       b = {device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_in"), m_chunk),
            device_buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "chunk_out"), m_chunk)};
   }
 
-  void run(const Space&, std::string_view variant) {
-    const int k = pipelines(variant);
-    m_phase_ms = {0.0, 0.0, 0.0};
-    m_times = run_concurrently(m_pool.get(k), [&](std::size_t i, const Space& e) {
-      for (std::size_t c = i; c < m_chunks; c += k)
-        k == 1 ? process_timed(e, c) : process(e, c, m_buffers[i]);
+  static auto variants() {
+    using V = Variant<CopyOverlap>;
+    return std::array{
+        V{.name = "serial", .run = &CopyOverlap::serial, .needs_copies = true},
+        V{.name = "pipelined_2", .run = &CopyOverlap::pipelined, .instances = 2,
+          .needs_copies = true},
+        V{.name = "pipelined_3", .run = &CopyOverlap::pipelined, .instances = max_pipelines,
+          .needs_copies = true},
+    };
+  }
+
+  // Chunk after chunk on one instance, each phase fenced and timed: the
+  // bound a perfect overlap allows comes from these phases.
+  void serial(RunState<Space>& s) {
+    const InstanceTimes& t = s.on_instances([&](std::size_t, const Space& e) {
+      const Buffers& b = m_buffers[0];
+      for (std::size_t c = 0; c < m_chunks; ++c) {
+        s.fenced_phase(e, "h2d", [&] { copy_in(e, c, b); });
+        s.fenced_phase(e, "compute", [&] { compute(e, c, b); });
+        s.fenced_phase(e, "d2h", [&] { copy_out(e, c, b); });
+      }
     });
+    const double bytes = moved_bytes();
+    const double h2d = s.metric_value("h2d_ms"), compute = s.metric_value("compute_ms"),
+                 d2h = s.metric_value("d2h_ms");
+    s.metric("chunks", static_cast<double>(m_chunks));
+    s.metric("copy_gbps", gbps(bytes, t.last_ms()));
+    s.metric("h2d_gbps", gbps(bytes / 2, h2d));
+    s.metric("d2h_gbps", gbps(bytes / 2, d2h));
+    s.metric("perfect_overlap_ms", std::max(h2d + d2h, compute));
+    s.metric("duplex_overlap_ms", std::max({h2d, d2h, compute}));
   }
 
-  std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
-  std::string timed_by(std::string_view variant) const {
-    const int k = pipelines(variant);
-    return k == 1 ? "fence on its instance after each phase" : instance_timing<Space>(k);
+  // Chunk c on instance c mod k, each instance with its own buffers.
+  void pipelined(RunState<Space>& s) {
+    const auto k = static_cast<std::size_t>(s.instances());
+    const InstanceTimes& t = s.on_instances([&](std::size_t i, const Space& e) {
+      for (std::size_t c = i; c < m_chunks; c += k) {
+        copy_in(e, c, m_buffers[i]);
+        compute(e, c, m_buffers[i]);
+        copy_out(e, c, m_buffers[i]);
+      }
+    });
+    s.metric("chunks", static_cast<double>(m_chunks));
+    s.metric("copy_gbps", gbps(moved_bytes(), t.last_ms()));
   }
 
-  Metrics metrics() const {
-    const double total = m_times.last_ms();
-    const double bytes = 2.0 * sizeof(T) * static_cast<double>(m_x.size());
-    Metrics m{{"chunks", static_cast<double>(m_chunks)},
-              {"copy_gbps", total > 0 ? bytes / (total * 1e6) : 0.0}};
-    if (m_times.done_ms.size() == 1) {
-      const auto [h2d, compute, d2h] = m_phase_ms;
-      m.insert(m.end(), {{"h2d_ms", h2d},
-                         {"compute_ms", compute},
-                         {"d2h_ms", d2h},
-                         {"h2d_gbps", h2d > 0 ? bytes / 2 / (h2d * 1e6) : 0.0},
-                         {"d2h_gbps", d2h > 0 ? bytes / 2 / (d2h * 1e6) : 0.0},
-                         {"perfect_overlap_ms", std::max(h2d + d2h, compute)},
-                         {"duplex_overlap_ms", std::max({h2d, d2h, compute})}});
-    } else {
-      const Metrics per_instance = m_times.metrics();
-      m.insert(m.end(), per_instance.begin(), per_instance.end());
-    }
-    return m;
-  }
-
-  static std::string not_applicable(const Space& exec, std::string_view variant, CopyMode mode,
-                                    const Parameters&) {
-    if (mode == CopyMode::none) return "copy_overlap times copies; copies = none makes none";
-    const int k = pipelines(variant);
-    return k > 1 ? why_not_partitionable(exec, k) : std::string();
-  }
-
-  Check verify(std::string_view) const {
+  Check verify() const {
     return check_geometric_sum(m_x.host().data(), m_y.host().data(),
                                static_cast<std::int64_t>(m_y.size()), m_degree);
   }
 
-  static Work work(std::size_t n, std::string_view, const Parameters& p) {
+  static Work work(std::size_t n, const Parameters& p) {
     const double m = static_cast<double>(n);
     return {2.0 * sizeof(T) * m, kernels::horner_flops_per_degree * p.at("degree") * m};
   }
@@ -130,34 +128,13 @@ class CopyOverlap {
                       Kokkos::subview(b.out, std::make_pair(std::size_t(0), hi - lo)));
   }
 
-  void process(const Space& e, std::size_t c, const Buffers& b) const {
-    copy_in(e, c, b);
-    compute(e, c, b);
-    copy_out(e, c, b);
-  }
-
-  // As process, each phase ended by a fence on e and added to m_phase_ms.
-  void process_timed(const Space& e, std::size_t c) {
-    using clock = std::chrono::steady_clock;
-    const Buffers& b = m_buffers[0];
-    auto phase = [&](double& sum, auto&& f) {
-      const auto start = clock::now();
-      f();
-      e.fence("portalab::copy_overlap::phase");
-      sum += std::chrono::duration<double, std::milli>(clock::now() - start).count();
-    };
-    phase(m_phase_ms[0], [&] { copy_in(e, c, b); });
-    phase(m_phase_ms[1], [&] { compute(e, c, b); });
-    phase(m_phase_ms[2], [&] { copy_out(e, c, b); });
-  }
+  double moved_bytes() const { return 2.0 * sizeof(T) * static_cast<double>(m_x.size()); }
+  static double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
   HostStaged<T, Space> m_x, m_y;
   std::size_t m_chunks, m_chunk;
   std::int64_t m_degree;
   std::array<Buffers, max_pipelines> m_buffers;
-  InstancePool<Space> m_pool;
-  std::array<double, 3> m_phase_ms{};  // serial: h2d, compute, d2h summed over chunks
-  InstanceTimes m_times;
 };
 
 // speedup and of_perfect on the pipelined rows, from the serial row's phases.
@@ -165,7 +142,7 @@ void relate_copy_overlap(std::span<Result> rows) {
   const Result* serial = passing_row(rows, "serial");
   if (!serial) return;
   for (auto& r : rows) {
-    if (r.variant == "serial" || r.status != Status::pass || r.kernel.median <= 0) continue;
+    if (&r == serial || r.status != Status::pass || r.kernel.median <= 0) continue;
     r.set_metric("speedup", serial->kernel.median / r.kernel.median);
     r.set_metric("of_perfect", serial->metric("perfect_overlap_ms") / r.kernel.median);
     r.set_metric("of_duplex", serial->metric("duplex_overlap_ms") / r.kernel.median);
@@ -176,10 +153,9 @@ void relate_copy_overlap(std::span<Result> rows) {
     {
         .name = "copy_overlap",
         .summary = "chunked copy-compute-copy, serial vs pipelined over 2 or 3 instances",
-        .variants = {"serial", "pipelined_2", "pipelined_3"},
         .default_sizes = {100'000'000},
         .default_dtypes = {"float32"},
-        .bound = "transfer",
+        .bound = Bound::transfer,
         .parameters = {{"chunks", 16, 1, 1 << 20, "pieces the array is processed in"},
                        {"degree", 2000, 0, 1 << 24,
                         "multiply-adds per element: the compute against the copies"}},

@@ -9,14 +9,19 @@ namespace {
 template <class Space, class T>
 class CubeProduct {
  public:
-  CubeProduct(CaseContext<Space>& ctx, std::size_t n)
+  CubeProduct(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{0.0, 1.0}, n), m_y(ctx, "y", In{0.0, 1.0}, n), m_z(ctx, "z", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view) {
+  static auto variants() {
+    return std::array{Variant<CubeProduct>{.name = "kernel", .run = &CubeProduct::kernel}};
+  }
+
+  void kernel(RunState<Space>& s) {
+    const Space& exec = s.exec();
     kernels::cube_product(exec, m_x.device(), m_y.device(), m_z.device());
   }
 
-  Check verify(std::string_view) const {
+  Check verify() const {
     const T* x = m_x.host().data();
     const T* y = m_y.host().data();
     return compare_elementwise(
@@ -30,11 +35,11 @@ class CubeProduct {
         elementwise_tolerance<T>(4), static_cast<double>(std::numeric_limits<T>::min()));
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const auto w = kernels::cube_product_work;
     return {w.arrays * sizeof(T) * n, w.flops * n};
   }
-  static std::size_t footprint(std::size_t n) { return 3 * sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 3 * sizeof(T) * n; }
 
  private:
   Mirrored<T*, Space> m_x, m_y, m_z;
@@ -43,7 +48,6 @@ class CubeProduct {
 [[maybe_unused]] const bool registered = register_experiment<CubeProduct, double, float>({
     .name = "cube_product",
     .summary = "z = (x*y)^3 (lab 003's custom elementwise kernel)",
-    .variants = {"kernel"},
     .default_sizes = {1024, 100'000'000},
     .default_dtypes = {"float32"},
 });

@@ -6,7 +6,6 @@
 #include "experiment.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>
@@ -20,36 +19,40 @@ class Det {
  public:
   using Device = Kokkos::Device<Space, typename Space::memory_space>;
 
-  Det(CaseContext<Space>& ctx, std::size_t n)
+  Det(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
         m_summary(ctx, "det", Out{}, 3),
         m_lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
         m_ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
         m_rhs("rhs", n, 1) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    Kokkos::deep_copy(exec, m_lu, m_a.device());  // LU overwrites its input
-    if (variant == "kokkos_kernels") {
-      // gesv factors and solves; the 1-column solve is the price of having
-      // no getrf alone in Kokkos Kernels 4.6.
-      Kokkos::deep_copy(exec, m_rhs, T(1));
-      m_recorded.run_recording_first(variant,
-                                     [&] { KokkosLapack::gesv(exec, m_lu, m_rhs, m_ipiv); });
-    } else {
-      kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
-    }
-    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary.device());
+  static auto variants() {
+    return std::array{
+        Variant<Det>{.name = "kokkos_kernels", .run = &Det::kokkos_kernels},
+        Variant<Det>{.name = "vendor", .run = &Det::vendor},
+    };
   }
 
-  std::string library(std::string_view variant) const {
-    if (variant == "kokkos_kernels") return m_recorded(variant);
-    return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
+  // gesv factors and solves; the 1-column solve is the price of having no
+  // getrf alone in Kokkos Kernels 4.6.
+  void kokkos_kernels(RunState<Space>& s) {
+    const Space& exec = s.exec();
+    Kokkos::deep_copy(exec, m_lu, m_a.device());  // LU overwrites its input
+    Kokkos::deep_copy(exec, m_rhs, T(1));
+    KokkosLapack::gesv(exec, m_lu, m_rhs, m_ipiv);
+    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary.device());
+  }
+  void vendor(RunState<Space>& s) {
+    const Space& exec = s.exec();
+    Kokkos::deep_copy(exec, m_lu, m_a.device());
+    kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
+    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary.device());
   }
 
   // The factors first: ‖P·A − L·U‖₁ / ‖A‖₁ within 30·n·eps (LAPACK's xGET01),
   // whatever A's condition; then sign and log|det| against the same
   // factors' diagonal and pivots, recomputed here.
-  Check verify(std::string_view) const {
+  Check verify() const {
     const auto n = static_cast<std::int64_t>(m_lu.extent(0));
     const auto lu_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_lu);
     const auto ipiv_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_ipiv);
@@ -98,11 +101,11 @@ class Det {
     return check;
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const double m = static_cast<double>(n);
     return {3.0 * sizeof(T) * m * m, 2.0 / 3.0 * m * m * m};
   }
-  static std::size_t footprint(std::size_t n) {
+  static std::size_t footprint(std::size_t n, const Parameters&) {
     return 2 * sizeof(T) * n * n + (sizeof(int) + sizeof(T)) * n + 3 * sizeof(double);
   }
 
@@ -113,16 +116,14 @@ class Det {
   Kokkos::View<int*, Kokkos::LayoutLeft, Device> m_ipiv;
   Kokkos::View<T**, Kokkos::LayoutLeft, Device> m_rhs;
   kernels::LapackWorkspace<Space, T> m_workspace;
-  LibraryByVariant m_recorded;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Det, double, float>({
     .name = "det",
     .summary = "det(A) as sign and log|det| from LU (lab 002): Kokkos Kernels gesv or vendor getrf",
-    .variants = {"kokkos_kernels", "vendor"},
     .default_sizes = {512},
     .default_dtypes = {"float32"},
-    .bound = "compute",
+    .bound = Bound::compute,
 });
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "experiment.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <KokkosBlas1_dot.hpp>
@@ -19,36 +18,54 @@ class Dot {
  public:
   // Zero-mean inputs: partial sums stay small, as in most real dots, so the
   // error grows as √n rather than by stagnation of a float32 sum.
-  Dot(CaseContext<Space>& ctx, std::size_t n)
+  Dot(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{-1.0, 1.0}, n),
         m_y(ctx, "y", In{-1.0, 1.0}, n),
         m_dot(ctx, "dot", Out{}, 1),
         m_dot64(ctx, "dot_acc64", Out{}, 1) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    const auto& x = m_x.device();
-    const auto& y = m_y.device();
-    const auto result = Kokkos::subview(m_dot.device(), 0);
-    if (variant == "kokkos_kernels")
-      m_recorded.run_recording_first(variant, [&] { KokkosBlas::dot(exec, result, x, y); });
-    else if (variant == "vendor")
-      kernels::vendor_dot(exec, x, y, result);
-    else if (variant == "native")
-      kernels::dot_reduce(exec, x, y, result);
-    else
-      kernels::dot_reduce(exec, x, y, Kokkos::subview(m_dot64.device(), 0));
+  static auto variants() {
+    return std::array{
+        Variant<Dot>{.name = "kokkos_kernels", .run = &Dot::kokkos_kernels},
+        Variant<Dot>{.name = "vendor", .run = &Dot::vendor},
+        Variant<Dot>{.name = "native", .run = &Dot::native},
+        Variant<Dot>{.name = "native_acc64", .run = &Dot::native_acc64,
+                     .verify = &Dot::verify_acc64},
+    };
   }
 
-  std::string library(std::string_view variant) const {
-    if (variant == "kokkos_kernels") return m_recorded(variant);
-    if (variant == "vendor") return vendor_library(kernels::DenseVendorFor<Space, T>::blas);
-    return "native";
+  void kokkos_kernels(RunState<Space>& s) {
+    KokkosBlas::dot(s.exec(), result(), m_x.device(), m_y.device());
   }
+  void vendor(RunState<Space>& s) {
+    kernels::vendor_dot(s.exec(), m_x.device(), m_y.device(), result());
+  }
+  void native(RunState<Space>& s) {
+    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(), result());
+  }
+  // Accumulated in float64 whatever T is.
+  void native_acc64(RunState<Space>& s) {
+    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(),
+                        Kokkos::subview(m_dot64.device(), 0));
+  }
+
+  Check verify() const { return verify_sum(false); }
+  Check verify_acc64() const { return verify_sum(true); }
+
+  static Work work(std::size_t n, const Parameters&) {
+    return {2.0 * sizeof(T) * n, 2.0 * static_cast<double>(n)};
+  }
+  static std::size_t footprint(std::size_t n, const Parameters&) {
+    return 2 * sizeof(T) * n + sizeof(T) + 8;
+  }
+
+ private:
+  auto result() const { return Kokkos::subview(m_dot.device(), 0); }
 
   // Against a compensated (Neumaier) sum of the exact products in double;
   // the error is relative to Σ|x_i·y_i| and may grow as √n·eps of the type
   // the sum was accumulated in.
-  Check verify(std::string_view variant) const {
+  Check verify_sum(bool acc64) const {
     const auto n = static_cast<std::int64_t>(m_x.size());
     const T* x = m_x.host().data();
     const T* y = m_y.host().data();
@@ -79,7 +96,6 @@ class Dot {
       }
     }
     const double expected = sum + compensation;
-    const bool acc64 = variant == "native_acc64";
     const double got = acc64 ? m_dot64.host()(0) : static_cast<double>(m_dot.host()(0));
     Check check;
     check.tolerance = acc64 ? summation_tolerance<double>(n) : summation_tolerance<T>(n);
@@ -94,21 +110,13 @@ class Dot {
     return check;
   }
 
-  static Work work(std::size_t n, std::string_view) {
-    return {2.0 * sizeof(T) * n, 2.0 * static_cast<double>(n)};
-  }
-  static std::size_t footprint(std::size_t n) { return 2 * sizeof(T) * n + sizeof(T) + 8; }
-
- private:
   Mirrored<T*, Space> m_x, m_y, m_dot;
   Mirrored<double*, Space> m_dot64;
-  LibraryByVariant m_recorded;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Dot, double, float>({
     .name = "dot",
     .summary = "x.y (lab 002): Kokkos Kernels, the vendor BLAS, a Kokkos reduction in T or float64",
-    .variants = {"kokkos_kernels", "vendor", "native", "native_acc64"},
     .default_sizes = {1'000'000},
     .default_dtypes = {"float32"},
 });

@@ -13,14 +13,19 @@ class GaussianPdf {
  public:
   static constexpr double mean = 0.0, sigma = 1.0;  // the lab's
 
-  GaussianPdf(CaseContext<Space>& ctx, std::size_t n)
+  GaussianPdf(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{-3.0, 3.0}, n), m_z(ctx, "z", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view) {
+  static auto variants() {
+    return std::array{Variant<GaussianPdf>{.name = "kernel", .run = &GaussianPdf::kernel}};
+  }
+
+  void kernel(RunState<Space>& s) {
+    const Space& exec = s.exec();
     kernels::gaussian_pdf(exec, T(mean), T(sigma), m_x.device(), m_z.device());
   }
 
-  Check verify(std::string_view) const {
+  Check verify() const {
     const T* x = m_x.host().data();
     const double norm = sigma * std::sqrt(2.0 * M_PI);
     return compare_elementwise(
@@ -34,11 +39,11 @@ class GaussianPdf {
         elementwise_tolerance<T>(16));
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const auto w = kernels::gaussian_pdf_work;
     return {w.arrays * sizeof(T) * n, w.flops * n};
   }
-  static std::size_t footprint(std::size_t n) { return 2 * sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
 
  private:
   Mirrored<T*, Space> m_x, m_z;
@@ -47,7 +52,6 @@ class GaussianPdf {
 [[maybe_unused]] const bool registered = register_experiment<GaussianPdf, double, float>({
     .name = "gaussian_pdf",
     .summary = "exp(-((x-mu)/sigma)^2/2)/(sigma*sqrt(2pi)) (lab 004's ufunc with exp)",
-    .variants = {"kernel"},
     .default_sizes = {1'000'000, 100'000'000},
     .default_dtypes = {"float32"},
 });

@@ -5,7 +5,6 @@
 #include "experiment.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
@@ -17,33 +16,32 @@ namespace {
 template <class Space, class T>
 class Gemm {
  public:
-  Gemm(CaseContext<Space>& ctx, std::size_t n)
+  Gemm(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
         m_b(ctx, "B", In{-1.0, 1.0}, n, n),
         m_c(ctx, "C", Out{}, n, n) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    const auto& A = m_a.device();
-    const auto& B = m_b.device();
-    const auto& C = m_c.device();
-    if (variant == "kokkos_kernels")
-      m_recorded.run_recording_first(
-          variant, [&] { KokkosBlas::gemm(exec, "N", "N", T(1), A, B, T(0), C); });
-    else if (variant == "native")
-      kernels::gemm_tiled(exec, A, B, C);
-    else
-      kernels::vendor_gemm(exec, A, B, C);
+  static auto variants() {
+    return std::array{
+        Variant<Gemm>{.name = "kokkos_kernels", .run = &Gemm::kokkos_kernels},
+        Variant<Gemm>{.name = "native", .run = &Gemm::native},
+        Variant<Gemm>{.name = "vendor", .run = &Gemm::vendor},
+    };
   }
 
-  std::string library(std::string_view variant) const {
-    if (variant == "kokkos_kernels") return m_recorded(variant);
-    if (variant == "native") return "native";
-    return vendor_library(kernels::DenseVendorFor<Space, T>::blas);
+  void kokkos_kernels(RunState<Space>& s) {
+    KokkosBlas::gemm(s.exec(), "N", "N", T(1), m_a.device(), m_b.device(), T(0), m_c.device());
+  }
+  void native(RunState<Space>& s) {
+    kernels::gemm_tiled(s.exec(), m_a.device(), m_b.device(), m_c.device());
+  }
+  void vendor(RunState<Space>& s) {
+    kernels::vendor_gemm(s.exec(), m_a.device(), m_b.device(), m_c.device());
   }
 
   // Each checked column of C against A·B(:,j) in double; an element's error
   // is relative to (|A|·|B|)(i,j), the scale its rounding errors have.
-  Check verify(std::string_view) const {
+  Check verify() const {
     const auto n = static_cast<std::int64_t>(m_c.host().extent(0));
     const T* a = m_a.host().data();
     const T* b = m_b.host().data();
@@ -69,25 +67,23 @@ class Gemm {
     return check;
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const double m = static_cast<double>(n);
     return {3.0 * sizeof(T) * m * m, 2.0 * m * m * m};
   }
-  static std::size_t footprint(std::size_t n) { return 3 * sizeof(T) * n * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 3 * sizeof(T) * n * n; }
 
  private:
   using Matrix = Mirrored<T**, Space, Kokkos::LayoutLeft>;
   Matrix m_a, m_b, m_c;
-  LibraryByVariant m_recorded;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Gemm, double, float>({
     .name = "gemm",
     .summary = "C = A*B (labs 001-003): Kokkos Kernels, a tiled Kokkos kernel, the vendor BLAS",
-    .variants = {"kokkos_kernels", "native", "vendor"},
     .default_sizes = {128, 1024},
     .default_dtypes = {"float32"},
-    .bound = "compute",
+    .bound = Bound::compute,
 });
 
 }  // namespace

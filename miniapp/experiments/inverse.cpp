@@ -4,7 +4,6 @@
 #include "experiment.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>
@@ -18,45 +17,49 @@ class Inverse {
  public:
   using Device = Kokkos::Device<Space, typename Space::memory_space>;
 
-  Inverse(CaseContext<Space>& ctx, std::size_t n)
+  Inverse(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
         m_x(ctx, "Ainv", Out{}, n, n),
         m_lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
         m_ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
         m_summary("lu_summary", 3) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    const auto& X = m_x.device();
+  static auto variants() {
+    return std::array{
+        Variant<Inverse>{.name = "kokkos_kernels", .run = &Inverse::kokkos_kernels},
+        Variant<Inverse>{.name = "vendor", .run = &Inverse::vendor},
+    };
+  }
+
+  void kokkos_kernels(RunState<Space>& s) {
+    const Space& exec = s.exec();
     Kokkos::deep_copy(exec, m_lu, m_a.device());
-    kernels::set_identity(exec, X);
-    if (variant == "kokkos_kernels") {
-      m_recorded.run_recording_first(variant, [&] { KokkosLapack::gesv(exec, m_lu, X, m_ipiv); });
-    } else {
-      kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
-      kernels::getrs(exec, m_lu, m_ipiv, X, m_workspace);
-    }
-    // Zero pivots, for the check to tell a singular A from a wrong result.
+    kernels::set_identity(exec, m_x.device());
+    KokkosLapack::gesv(exec, m_lu, m_x.device(), m_ipiv);
+    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary);  // zero pivots: singular or wrong
+  }
+  void vendor(RunState<Space>& s) {
+    const Space& exec = s.exec();
+    Kokkos::deep_copy(exec, m_lu, m_a.device());
+    kernels::set_identity(exec, m_x.device());
+    kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
+    kernels::getrs(exec, m_lu, m_ipiv, m_x.device(), m_workspace);
     kernels::lu_summary(exec, m_lu, m_ipiv, m_summary);
   }
 
-  std::string library(std::string_view variant) const {
-    if (variant == "kokkos_kernels") return m_recorded(variant);
-    return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
-  }
-
   // ‖A·X − I‖₁ / (‖A‖₁·‖X‖₁) within 30·n·eps, LAPACK's xGET03 test.
-  Check verify(std::string_view) const {
+  Check verify() const {
     const auto summary = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_summary);
     return inverse_check(m_a.host().data(), m_x.host().data(),
                          static_cast<std::int64_t>(m_x.host().extent(0)), summary(2));
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const double m = static_cast<double>(n);
     // getrf 2n³/3, then n triangular solve pairs 2n³.
     return {4.0 * sizeof(T) * m * m, 8.0 / 3.0 * m * m * m};
   }
-  static std::size_t footprint(std::size_t n) {
+  static std::size_t footprint(std::size_t n, const Parameters&) {
     return 3 * sizeof(T) * n * n + sizeof(int) * n + 3 * sizeof(double);
   }
 
@@ -66,16 +69,14 @@ class Inverse {
   Kokkos::View<int*, Kokkos::LayoutLeft, Device> m_ipiv;
   Kokkos::View<double*, Device> m_summary;  // sign, log|det|, zero pivots
   kernels::LapackWorkspace<Space, T> m_workspace;
-  LibraryByVariant m_recorded;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Inverse, double, float>({
     .name = "inverse",
     .summary = "A^-1 through LU, solving A*X = I (lab 002): Kokkos Kernels gesv or vendor getrf+getrs",
-    .variants = {"kokkos_kernels", "vendor"},
     .default_sizes = {1000},
     .default_dtypes = {"float32"},
-    .bound = "compute",
+    .bound = Bound::compute,
 });
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include "instances.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <array>
@@ -23,39 +22,32 @@ class InversePair {
  public:
   using Device = Kokkos::Device<Space, typename Space::memory_space>;
 
-  InversePair(CaseContext<Space>& ctx, std::size_t n)
+  InversePair(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a{{{ctx, "A1", In{-1.0, 1.0}, n, n}, {ctx, "A2", In{-1.0, 1.0}, n, n}}},
         m_x{{{ctx, "A1inv", Out{}, n, n}, {ctx, "A2inv", Out{}, n, n}}},
-        m_solve{{Solve(n), Solve(n)}},
-        m_pool(ctx.exec()) {}
+        m_solve{{Solve(n), Solve(n)}} {}
 
-  void run(const Space&, std::string_view variant) {
-    const bool concurrent = variant == "concurrent";
-    m_times = run_concurrently(m_pool.get(concurrent ? 2 : 1), [&](std::size_t i, const Space& e) {
-      if (concurrent) {
-        invert(e, i);
-      } else {
-        invert(e, 0);
-        invert(e, 1);
-      }
+  static auto variants() {
+    return std::array{
+        Variant<InversePair>{.name = "sequential", .run = &InversePair::sequential},
+        Variant<InversePair>{.name = "concurrent", .run = &InversePair::concurrent,
+                             .instances = 2},
+    };
+  }
+
+  // Both on one instance, one after the other.
+  void sequential(RunState<Space>& s) {
+    s.on_instances([&](std::size_t, const Space& e) {
+      invert(e, 0);
+      invert(e, 1);
     });
   }
-
-  std::optional<double> self_timed_ms() const { return m_times.last_ms(); }
-  Metrics metrics() const { return m_times.metrics(); }
-  std::string timed_by(std::string_view variant) const {
-    return instance_timing<Space>(variant == "concurrent" ? 2 : 1);
-  }
-  std::string library(std::string_view) const {
-    return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
+  // Inverse i on instance i.
+  void concurrent(RunState<Space>& s) {
+    s.on_instances([&](std::size_t i, const Space& e) { invert(e, i); });
   }
 
-  static std::string not_applicable(const Space& exec, std::string_view variant, CopyMode,
-                                    const Parameters&) {
-    return variant == "concurrent" ? why_not_partitionable(exec, 2) : std::string();
-  }
-
-  Check verify(std::string_view) const {
+  Check verify() const {
     Check worst;
     for (std::size_t i = 0; i < 2; ++i) {
       const auto summary =
@@ -68,12 +60,12 @@ class InversePair {
     return worst;
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const double m = static_cast<double>(n);
     // Per inverse: getrf 2n³/3 and n triangular solve pairs 2n³.
     return {2 * 4.0 * sizeof(T) * m * m, 2 * 8.0 / 3.0 * m * m * m};
   }
-  static std::size_t footprint(std::size_t n) {
+  static std::size_t footprint(std::size_t n, const Parameters&) {
     return 2 * (3 * sizeof(T) * n * n + sizeof(int) * n + 3 * sizeof(double));
   }
 
@@ -104,8 +96,6 @@ class InversePair {
 
   std::array<Mirrored<T**, Space, Kokkos::LayoutLeft>, 2> m_a, m_x;
   std::array<Solve, 2> m_solve;
-  InstancePool<Space> m_pool;
-  InstanceTimes m_times;
 };
 
 // overlap on the concurrent row, from the sequential row of the same case.
@@ -113,7 +103,7 @@ void relate_inverse_pair(std::span<Result> rows) {
   const Result* sequential = passing_row(rows, "sequential");
   if (!sequential) return;
   for (auto& r : rows)
-    if (r.variant == "concurrent" && r.status == Status::pass && r.kernel.median > 0)
+    if (&r != sequential && r.status == Status::pass && r.kernel.median > 0)
       r.set_metric("overlap", 1.0 - r.kernel.median / sequential->kernel.median);
 }
 
@@ -121,10 +111,9 @@ void relate_inverse_pair(std::span<Result> rows) {
     {
         .name = "inverse_pair",
         .summary = "two inverses on one instance, then concurrently on two (lab 002's streams)",
-        .variants = {"sequential", "concurrent"},
         .default_sizes = {6000},
         .default_dtypes = {"float32"},
-        .bound = "compute",
+        .bound = Bound::compute,
         .same_outputs = true,
     },
     relate_inverse_pair);

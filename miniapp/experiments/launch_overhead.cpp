@@ -13,7 +13,6 @@
 #include "experiment.hpp"
 #include "kernels/launch.hpp"
 
-#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -59,62 +58,72 @@ void native_write_index(const Space& exec, std::int64_t* out, std::int64_t n) {
 template <class Space, class T>
 class LaunchOverhead {
  public:
-  LaunchOverhead(CaseContext<Space>& ctx, std::size_t n) : m_out(ctx, "out", Out{}, n) {}
+  LaunchOverhead(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
+      : m_out(ctx, "out", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    using clock = std::chrono::steady_clock;
-    const auto& out = m_out.device();
-    const std::int64_t n = out.extent(0);
-    m_self_timed.reset();
-    if (variant == "dispatch" || variant == "native_dispatch") {
-      const auto start = clock::now();
-      if (variant == "dispatch")
-        for (std::int64_t k = 0; k < n; ++k) kernels::write_index(exec, out, k);
-      else
-        native_write_index(exec, out.data(), n);
-      m_self_timed = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
-      if constexpr (std::is_same_v<Space, Kokkos::Cuda>)
-        if (const cudaError_t e = cudaPeekAtLastError(); e != cudaSuccess)
-          throw std::runtime_error(std::string("bare CUDA launch failed: ") + cudaGetErrorName(e));
-#endif
-    } else if (variant == "throughput") {
-      for (std::int64_t k = 0; k < n; ++k) kernels::write_index(exec, out, k);
-    } else if (variant == "completion") {
-      for (std::int64_t k = 0; k < n; ++k) {
-        kernels::write_index(exec, out, k);
-        exec.fence("portalab::launch_overhead::completion");
-      }
-    } else {
-      // Built at the first call (the cold one), instantiated at its first submit.
-      if (!m_graph) m_graph = kernels::write_index_graph(exec, out);
-      m_graph->submit(exec);
-    }
+  static auto variants() {
+    using V = Variant<LaunchOverhead>;
+    return std::array{V{.name = "dispatch", .run = &LaunchOverhead::dispatch},
+                      V{.name = "throughput", .run = &LaunchOverhead::throughput},
+                      V{.name = "completion", .run = &LaunchOverhead::completion},
+                      V{.name = "graph", .run = &LaunchOverhead::graph},
+                      V{.name = "native_dispatch", .run = &LaunchOverhead::native_dispatch}};
   }
 
-  std::optional<double> self_timed_ms() const { return m_self_timed; }
+  // n launches, timed without the fence that follows them.
+  void dispatch(RunState<Space>& s) {
+    s.time_dispatch([&] { launches(s.exec()); });
+  }
+  // n launches, then the runner's fence.
+  void throughput(RunState<Space>& s) { launches(s.exec()); }
+  // Each launch followed by a fence.
+  void completion(RunState<Space>& s) {
+    const auto& out = m_out.device();
+    for (std::int64_t k = 0; k < size(); ++k) {
+      kernels::write_index(s.exec(), out, k);
+      s.exec().fence("portalab::launch_overhead::completion");
+    }
+  }
+  // The n launches as nodes of a Kokkos Graph, built at the first (cold)
+  // call, instantiated at its first submit, replayed.
+  void graph(RunState<Space>& s) {
+    if (!m_graph) m_graph = kernels::write_index_graph(s.exec(), m_out.device());
+    m_graph->submit(s.exec());
+  }
+  // n launches through the backend's own API, timed as dispatch is.
+  void native_dispatch(RunState<Space>& s) {
+    s.time_dispatch([&] { native_write_index(s.exec(), m_out.device().data(), size()); });
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
+    if constexpr (std::is_same_v<Space, Kokkos::Cuda>)
+      if (const cudaError_t e = cudaPeekAtLastError(); e != cudaSuccess)
+        throw std::runtime_error(std::string("bare CUDA launch failed: ") + cudaGetErrorName(e));
+#endif
+  }
 
-  Check verify(std::string_view) const {
+  Check verify() const {
     return compare_elementwise(
         m_out.host().data(), static_cast<std::int64_t>(m_out.size()),
         [](std::int64_t k) { return static_cast<double>(k + 1); }, elementwise_tolerance<T>(1));
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     return {static_cast<double>(sizeof(T) * n), 0.0, static_cast<double>(n)};
   }
-  static std::size_t footprint(std::size_t n) { return sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return sizeof(T) * n; }
 
  private:
+  std::int64_t size() const { return static_cast<std::int64_t>(m_out.size()); }
+  void launches(const Space& exec) {
+    for (std::int64_t k = 0; k < size(); ++k) kernels::write_index(exec, m_out.device(), k);
+  }
+
   Mirrored<T*, Space> m_out;
   std::optional<Kokkos::Experimental::Graph<Space>> m_graph;
-  std::optional<double> m_self_timed;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<LaunchOverhead, std::int64_t>({
     .name = "launch_overhead",
     .summary = "microseconds per kernel launch: dispatch, throughput, completion, graph, native",
-    .variants = {"dispatch", "throughput", "completion", "graph", "native_dispatch"},
     .default_sizes = {1000},
     .default_dtypes = {"int64"},
 });

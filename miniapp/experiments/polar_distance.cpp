@@ -13,19 +13,24 @@ namespace {
 template <class Space, class T>
 class PolarDistance {
  public:
-  PolarDistance(CaseContext<Space>& ctx, std::size_t n)
+  PolarDistance(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_rho1(ctx, "rho1", In{0.5, 1.5}, n),
         m_theta1(ctx, "theta1", In{-M_PI, M_PI}, n),
         m_rho2(ctx, "rho2", In{0.5, 1.5}, n),
         m_theta2(ctx, "theta2", In{-M_PI, M_PI}, n),
         m_z(ctx, "z", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view) {
+  static auto variants() {
+    return std::array{Variant<PolarDistance>{.name = "kernel", .run = &PolarDistance::kernel}};
+  }
+
+  void kernel(RunState<Space>& s) {
+    const Space& exec = s.exec();
     kernels::polar_distance(exec, m_rho1.device(), m_theta1.device(), m_rho2.device(),
                             m_theta2.device(), m_z.device());
   }
 
-  Check verify(std::string_view) const {
+  Check verify() const {
     const T *r1 = m_rho1.host().data(), *t1 = m_theta1.host().data();
     const T *r2 = m_rho2.host().data(), *t2 = m_theta2.host().data();
     return compare_elementwise(
@@ -41,11 +46,11 @@ class PolarDistance {
         elementwise_tolerance<T>(32), 1.0);
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const auto w = kernels::polar_distance_work;
     return {w.arrays * sizeof(T) * n, w.flops * n};
   }
-  static std::size_t footprint(std::size_t n) { return 5 * sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 5 * sizeof(T) * n; }
 
  private:
   Mirrored<T*, Space> m_rho1, m_theta1, m_rho2, m_theta2, m_z;
@@ -54,7 +59,6 @@ class PolarDistance {
 [[maybe_unused]] const bool registered = register_experiment<PolarDistance, double, float>({
     .name = "polar_distance",
     .summary = "distance of two points in polar form, via a device function (lab 004)",
-    .variants = {"kernel"},
     .default_sizes = {1'000'000, 100'000'000},
     .default_dtypes = {"float32"},
 });

@@ -4,7 +4,6 @@
 #include "experiment.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "library_probe.hpp"
 #include "matrix_check.hpp"
 
 #include <fmt/format.h>
@@ -17,13 +16,16 @@ class Qr {
  public:
   using Device = Kokkos::Device<Space, typename Space::memory_space>;
 
-  Qr(CaseContext<Space>& ctx, std::size_t n)
+  Qr(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
         m_q(ctx, "Q", Out{}, n, n),
         m_r(ctx, "R", Out{}, n, n),
         m_tau(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tau"), n) {}
 
-  void run(const Space& exec, std::string_view) {
+  static auto variants() { return std::array{Variant<Qr>{.name = "vendor", .run = &Qr::vendor}}; }
+
+  void vendor(RunState<Space>& s) {
+    const Space& exec = s.exec();
     const auto& Q = m_q.device();
     Kokkos::deep_copy(exec, Q, m_a.device());  // factored in place, into Q
     kernels::geqrf(exec, Q, m_tau, m_workspace);
@@ -31,12 +33,8 @@ class Qr {
     kernels::orgqr(exec, Q, m_tau, m_workspace);
   }
 
-  std::string library(std::string_view) const {
-    return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
-  }
-
   // ‖A − Q·R‖₁ / ‖A‖₁ and ‖QᵀQ − I‖₁, each within 30·n·eps (LAPACK's xQRT01).
-  Check verify(std::string_view) const {
+  Check verify() const {
     const auto n = static_cast<std::int64_t>(m_q.host().extent(0));
     const T* a = m_a.host().data();
     const T* q = m_q.host().data();
@@ -67,11 +65,11 @@ class Qr {
     return check;
   }
 
-  static Work work(std::size_t n, std::string_view) {
+  static Work work(std::size_t n, const Parameters&) {
     const double m = static_cast<double>(n);
     return {4.0 * sizeof(T) * m * m, 8.0 / 3.0 * m * m * m};  // geqrf 4n³/3, orgqr 4n³/3
   }
-  static std::size_t footprint(std::size_t n) { return 3 * sizeof(T) * n * n + sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 3 * sizeof(T) * n * n + sizeof(T) * n; }
 
  private:
   Mirrored<T**, Space, Kokkos::LayoutLeft> m_a, m_q, m_r;
@@ -82,10 +80,9 @@ class Qr {
 [[maybe_unused]] const bool registered = register_experiment<Qr, double, float>({
     .name = "qr",
     .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through kernels/lapack.hpp",
-    .variants = {"vendor"},
     .default_sizes = {512},
     .default_dtypes = {"float32"},
-    .bound = "compute",
+    .bound = Bound::compute,
 });
 
 }  // namespace

@@ -9,25 +9,28 @@ namespace {
 template <class Space, class T>
 class StreamCopy {
  public:
-  StreamCopy(CaseContext<Space>& ctx, std::size_t n)
+  StreamCopy(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{-1.0, 1.0}, n), m_z(ctx, "z", Out{}, n) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    if (variant == "kernel")
-      kernels::stream_copy(exec, m_x.device(), m_z.device());
-    else
-      Kokkos::deep_copy(exec, m_z.device(), m_x.device());
+  static auto variants() {
+    return std::array{
+        Variant<StreamCopy>{.name = "kernel", .run = &StreamCopy::kernel},
+        Variant<StreamCopy>{.name = "deep_copy", .run = &StreamCopy::deep_copy},
+    };
   }
 
-  Check verify(std::string_view) const {
+  void kernel(RunState<Space>& s) { kernels::stream_copy(s.exec(), m_x.device(), m_z.device()); }
+  void deep_copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }
+
+  Check verify() const {
     const T* x = m_x.host().data();
     return compare_elementwise(
         m_z.host().data(), static_cast<std::int64_t>(m_z.size()),
         [&](std::int64_t i) { return static_cast<double>(x[i]); }, 0.0);
   }
 
-  static Work work(std::size_t n, std::string_view) { return {2.0 * sizeof(T) * n, 0.0}; }
-  static std::size_t footprint(std::size_t n) { return 2 * sizeof(T) * n; }
+  static Work work(std::size_t n, const Parameters&) { return {2.0 * sizeof(T) * n, 0.0}; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
 
  private:
   Mirrored<T*, Space> m_x, m_z;
@@ -36,7 +39,6 @@ class StreamCopy {
 [[maybe_unused]] const bool registered = register_experiment<StreamCopy, double, float>({
     .name = "stream_copy",
     .summary = "z = x: the copy bandwidth other streaming kernels are compared with",
-    .variants = {"kernel", "deep_copy"},
     .default_sizes = {1'000'000},
     .default_dtypes = {"float64"},
 });

@@ -1,5 +1,10 @@
 // Lab 6 (seed 000): z = a·x² + b·y + c on 5,000,000 float64, a compiled loop
 // against NumPy's operation-by-operation evaluation, with and without copies.
+//
+// The model experiment (docs/adding-an-experiment.md): arrays made untimed in
+// the constructor, a table of variants, one member function per variant that
+// queues the timed work on the state's instance (the runner fences and times
+// it), a check against an independent host reference, the declared work.
 #include "experiment.hpp"
 #include "kernels/vector_poly.hpp"
 
@@ -11,24 +16,33 @@ class VectorPoly {
  public:
   static constexpr double a = 3.5, b = 2.8, c = 10.0;  // the lab's coefficients
 
-  VectorPoly(CaseContext<Space>& ctx, std::size_t n)
+  VectorPoly(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_x(ctx, "x", In{0.0, 1.0}, n),
         m_y(ctx, "y", In{0.0, 1.0}, n),
         m_z(ctx, "z", Out{}, n),
         m_t1(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t1"), n),
         m_t2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t2"), n) {}
 
-  void run(const Space& exec, std::string_view variant) {
-    const auto& x = m_x.device();
-    const auto& y = m_y.device();
-    const auto& z = m_z.device();
-    if (variant == "fused")
-      kernels::vector_poly_fused(exec, T(a), T(b), T(c), x, y, z);
-    else
-      kernels::vector_poly_unfused(exec, T(a), T(b), T(c), x, y, m_t1, m_t2, z);
+  static auto variants() {
+    return std::array{
+        Variant<VectorPoly>{.name = "fused", .run = &VectorPoly::fused},
+        Variant<VectorPoly>{.name = "unfused", .run = &VectorPoly::unfused,
+                            .work = &VectorPoly::work_unfused},
+    };
   }
 
-  Check verify(std::string_view) const {
+  // One kernel: reads x and y, writes z.
+  void fused(RunState<Space>& s) {
+    kernels::vector_poly_fused(s.exec(), T(a), T(b), T(c), m_x.device(), m_y.device(),
+                               m_z.device());
+  }
+  // NumPy's way: a temporary per operation.
+  void unfused(RunState<Space>& s) {
+    kernels::vector_poly_unfused(s.exec(), T(a), T(b), T(c), m_x.device(), m_y.device(), m_t1,
+                                 m_t2, m_z.device());
+  }
+
+  Check verify() const {
     const T* x = m_x.host().data();
     const T* y = m_y.host().data();
     return compare_elementwise(
@@ -40,11 +54,11 @@ class VectorPoly {
         elementwise_tolerance<T>(6));  // 5 operations and b's rounding to T
   }
 
-  static Work work(std::size_t n, std::string_view variant) {
-    const double arrays = variant == "fused" ? 3 : 11;
-    return {arrays * sizeof(T) * n, 5.0 * n};
+  static Work work(std::size_t n, const Parameters&) { return {3.0 * sizeof(T) * n, 5.0 * n}; }
+  static Work work_unfused(std::size_t n, const Parameters&) {
+    return {11.0 * sizeof(T) * n, 5.0 * n};
   }
-  static std::size_t footprint(std::size_t n) { return 5 * sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 5 * sizeof(T) * n; }
 
  private:
   using Temporary = typename Mirrored<T*, Space>::device_view;  // no host mirror
@@ -55,7 +69,6 @@ class VectorPoly {
 [[maybe_unused]] const bool registered = register_experiment<VectorPoly, double, float>({
     .name = "vector_poly",
     .summary = "z = a*x^2 + b*y + c (lab 6): fused kernel vs NumPy-style temporaries",
-    .variants = {"fused", "unfused"},
     .default_sizes = {1'000'000},
     .default_dtypes = {"float64"},
 });
