@@ -4,6 +4,7 @@
 // Matrices are column-major (LayoutLeft), pivots 1-based as LAPACK's.
 #pragma once
 
+#include "factorization.hpp"
 #include "vendor.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -215,5 +216,32 @@ void orgqr(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T
 #endif
       });
 }
+
+// One inversion's own LU factors, pivots, determinant summary and library
+// workspace: shared with nothing, so that several can run at once.
+template <class Exec, class T>
+struct LuInverse {
+  using Device = Kokkos::Device<Exec, typename Exec::memory_space>;
+  explicit LuInverse(std::size_t n)
+      : lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
+        ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
+        summary("lu_summary", 3) {}
+
+  // X = A⁻¹ through the vendor getrf + getrs on exec, A left as it is; the
+  // summary (sign, log|det|, zero pivots) tells a singular A from a wrong X.
+  template <class AM, class XM>
+  void invert(const Exec& exec, const AM& A, const XM& X) {
+    Kokkos::deep_copy(exec, lu, A);
+    set_identity(exec, X);
+    getrf(exec, lu, ipiv, workspace);
+    getrs(exec, lu, ipiv, X, workspace);
+    lu_summary(exec, lu, ipiv, summary);
+  }
+
+  Kokkos::View<T**, Kokkos::LayoutLeft, Device> lu;
+  Kokkos::View<int*, Kokkos::LayoutLeft, Device> ipiv;
+  Kokkos::View<double*, Device> summary;  // sign, log|det|, zero pivots
+  LapackWorkspace<Exec, T> workspace;
+};
 
 }  // namespace portalab::kernels

@@ -43,6 +43,17 @@ portalab::Parameters small_parameters(const portalab::ExperimentInfo& info) {
   return p;
 }
 
+// Variant v of c as the runner runs one repetition, outputs poisoned first.
+void run_variant(portalab::Case& c, std::size_t v) {
+  auto& a = c.arrays();
+  a.poison_outputs();
+  a.h2d();
+  portalab::CallRecord record;
+  c.run(v, record);
+  a.d2h();
+  a.fence();
+}
+
 class EveryExperiment : public ::testing::TestWithParam<Param> {};
 
 TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
@@ -64,12 +75,7 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
       // Not applicable (an OpenMP of 2 threads in 4 instances): said, with a reason.
       if (!info->not_applicable(p.space, v, p.mode).empty()) continue;
       ++ran;
-      a.poison_outputs();
-      a.h2d();
-      portalab::CallRecord record;
-      c->run(v, record);
-      a.d2h();
-      a.fence();
+      run_variant(*c, v);
       const auto check = c->verify(v);
       EXPECT_TRUE(check.pass) << variant << " n=" << n << ": rel_error " << check.rel_error
                               << " > " << check.tolerance << " " << check.detail;
@@ -120,13 +126,7 @@ TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   const std::string space = portalab::enabled_space_names().front();
   auto c = info->make(space, "float64", 5, portalab::CopyMode::pageable, {});
   const std::size_t v = info->variant_index("arithmetic");
-  auto& a = c->arrays();
-  a.poison_outputs();
-  a.h2d();
-  portalab::CallRecord record;
-  c->run(v, record);
-  a.d2h();
-  a.fence();
+  run_variant(*c, v);
   ASSERT_TRUE(c->verify(v).pass);
   const std::string shown = c->show(v);
   EXPECT_NE(shown.find("x+10: [11 13 15 17 19]"), std::string::npos) << shown;

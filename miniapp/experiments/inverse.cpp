@@ -15,14 +15,10 @@ namespace {
 template <class Space, class T>
 class Inverse {
  public:
-  using Device = Kokkos::Device<Space, typename Space::memory_space>;
-
   Inverse(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
         m_x(ctx, "Ainv", Out{}, n, n),
-        m_lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
-        m_ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
-        m_summary("lu_summary", 3) {}
+        m_factors(n) {}
 
   static auto variants() {
     return std::array{
@@ -33,23 +29,18 @@ class Inverse {
 
   void kokkos_kernels(RunState<Space>& s) {
     const Space& exec = s.exec();
-    Kokkos::deep_copy(exec, m_lu, m_a.device());
+    auto& f = m_factors;
+    Kokkos::deep_copy(exec, f.lu, m_a.device());
     kernels::set_identity(exec, m_x.device());
-    KokkosLapack::gesv(exec, m_lu, m_x.device(), m_ipiv);
-    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary);  // zero pivots: singular or wrong
+    KokkosLapack::gesv(exec, f.lu, m_x.device(), f.ipiv);
+    kernels::lu_summary(exec, f.lu, f.ipiv, f.summary);  // zero pivots: singular or wrong
   }
-  void vendor(RunState<Space>& s) {
-    const Space& exec = s.exec();
-    Kokkos::deep_copy(exec, m_lu, m_a.device());
-    kernels::set_identity(exec, m_x.device());
-    kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
-    kernels::getrs(exec, m_lu, m_ipiv, m_x.device(), m_workspace);
-    kernels::lu_summary(exec, m_lu, m_ipiv, m_summary);
-  }
+  void vendor(RunState<Space>& s) { m_factors.invert(s.exec(), m_a.device(), m_x.device()); }
 
   // ‖A·X − I‖₁ / (‖A‖₁·‖X‖₁) within 30·n·eps, LAPACK's xGET03 test.
   Check verify() const {
-    const auto summary = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_summary);
+    const auto summary =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_factors.summary);
     return inverse_check(m_a.host().data(), m_x.host().data(),
                          static_cast<std::int64_t>(m_x.host().extent(0)), summary(2));
   }
@@ -65,10 +56,7 @@ class Inverse {
 
  private:
   Mirrored<T**, Space, Kokkos::LayoutLeft> m_a, m_x;
-  Kokkos::View<T**, Kokkos::LayoutLeft, Device> m_lu;
-  Kokkos::View<int*, Kokkos::LayoutLeft, Device> m_ipiv;
-  Kokkos::View<double*, Device> m_summary;  // sign, log|det|, zero pivots
-  kernels::LapackWorkspace<Space, T> m_workspace;
+  kernels::LuInverse<Space, T> m_factors;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Inverse, double, float>({

@@ -20,12 +20,10 @@ namespace {
 template <class Space, class T>
 class InversePair {
  public:
-  using Device = Kokkos::Device<Space, typename Space::memory_space>;
-
   InversePair(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a{{{ctx, "A1", In{-1.0, 1.0}, n, n}, {ctx, "A2", In{-1.0, 1.0}, n, n}}},
         m_x{{{ctx, "A1inv", Out{}, n, n}, {ctx, "A2inv", Out{}, n, n}}},
-        m_solve{{Solve(n), Solve(n)}} {}
+        m_solve{{kernels::LuInverse<Space, T>(n), kernels::LuInverse<Space, T>(n)}} {}
 
   static auto variants() {
     return std::array{
@@ -38,13 +36,14 @@ class InversePair {
   // Both on one instance, one after the other.
   void sequential(RunState<Space>& s) {
     s.on_instances([&](std::size_t, const Space& e) {
-      invert(e, 0);
-      invert(e, 1);
+      for (std::size_t i = 0; i < 2; ++i) m_solve[i].invert(e, m_a[i].device(), m_x[i].device());
     });
   }
   // Inverse i on instance i.
   void concurrent(RunState<Space>& s) {
-    s.on_instances([&](std::size_t i, const Space& e) { invert(e, i); });
+    s.on_instances([&](std::size_t i, const Space& e) {
+      m_solve[i].invert(e, m_a[i].device(), m_x[i].device());
+    });
   }
 
   Check verify() const {
@@ -70,32 +69,8 @@ class InversePair {
   }
 
  private:
-  // One inversion's own factors, pivots and library workspace: shared by
-  // nothing, so two can run at once.
-  struct Solve {
-    explicit Solve(std::size_t n)
-        : lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
-          ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
-          summary("lu_summary", 3) {}
-    Kokkos::View<T**, Kokkos::LayoutLeft, Device> lu;
-    Kokkos::View<int*, Kokkos::LayoutLeft, Device> ipiv;
-    Kokkos::View<double*, Device> summary;  // sign, log|det|, zero pivots
-    kernels::LapackWorkspace<Space, T> workspace;
-  };
-
-  // X_i = A_i⁻¹ on instance e: LU of a copy of A_i, then LU·X = I.
-  void invert(const Space& e, std::size_t i) {
-    Solve& s = m_solve[i];
-    const auto& X = m_x[i].device();
-    Kokkos::deep_copy(e, s.lu, m_a[i].device());
-    kernels::set_identity(e, X);
-    kernels::getrf(e, s.lu, s.ipiv, s.workspace);
-    kernels::getrs(e, s.lu, s.ipiv, X, s.workspace);
-    kernels::lu_summary(e, s.lu, s.ipiv, s.summary);
-  }
-
   std::array<Mirrored<T**, Space, Kokkos::LayoutLeft>, 2> m_a, m_x;
-  std::array<Solve, 2> m_solve;
+  std::array<kernels::LuInverse<Space, T>, 2> m_solve;
 };
 
 // overlap on the concurrent row, from the sequential row of the same case.
