@@ -357,6 +357,12 @@ def measurements(profile):
             phase = child.name[len(prefix):]
             if phase == "setup":
                 continue
+            # A cold range after repetitions starts the next measurement even
+            # when the previous one has no verify (interrupted, or a range lost).
+            if current is not None and phase in ("cold", "warmup") and (
+                    current.reps or (phase == "cold" and current.cold)):
+                out.append(current)
+                current = None
             if current is None:
                 current = Measurement(experiment, space, entry)
             if phase == "cold" and current.cold is None and not current.reps:

@@ -178,7 +178,7 @@ def main(argv=None):
     except ImportError:
         print("timeline.py: needs matplotlib, which this python3 lacks "
               "(apt-get install python3-matplotlib, or pip install matplotlib)", file=sys.stderr)
-        return 2
+        return 1
     results = None
     if a.results:
         import json

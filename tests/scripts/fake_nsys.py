@@ -13,6 +13,7 @@ serialized as nsys does: pid in bits 24-47, tid in bits 0-23.
 rows and fills each phase with the GPU work a Cuda run would show; `faults`
 breaks one property at a time, for the checker's tests.
 """
+import os
 import sqlite3
 
 PID = 4242
@@ -76,6 +77,8 @@ VENDOR_KERNEL = "void getrf_pivot_kernel<float, 256>(int, float*, int, int*)"
 
 class FakeExport:
     def __init__(self, path, text_ids=False):
+        if os.path.exists(path):
+            os.remove(path)
         self.db = sqlite3.connect(path)
         self.db.executescript(SCHEMA)
         self.db.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", COPY_OPER)
