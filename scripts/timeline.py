@@ -105,7 +105,16 @@ def draw(reports, t0, t1, out, title):
             lanes.append((f"{who}GPU {device} stream {stream}", [a for a in acts if a.lane == lane], shift))
 
     n_rows = len(range_rows) + len(lanes)
-    fig, ax = plt.subplots(figsize=(14, 1.2 + 0.42 * max(n_rows, 3)))
+    width_in = 14
+    fig, ax = plt.subplots(figsize=(width_in, 1.2 + 0.42 * max(n_rows, 3)))
+
+    def fits(text, span_ms, points):
+        """Whether text at that font size fits in span_ms of the axis (a
+        character is about 0.6 of the font size wide; the axis ~85% of the
+        figure)."""
+        chars_in = len(text) * 0.6 * points / 72
+        return span_ms / max(ms(t1), 1e-12) * 0.85 * width_in >= chars_in
+
     y_labels = []
     y = n_rows  # top row first
     for label, ranges, shift in range_rows:
@@ -116,9 +125,9 @@ def draw(reports, t0, t1, out, title):
             phase = r.name.rsplit("/", 1)[-1]
             ax.broken_barh([(s, e - s)], (y - 0.4, 0.8), facecolors=RANGE_COLOURS.get(phase, "#f0f0f0"),
                            edgecolors="#666666", linewidth=0.4)
-            if (e - s) > 0.06 * (ms(t1) - ms(t0)):
-                ax.text((s + e) / 2, y, r.name.replace("portalab/", "", 1), ha="center", va="center",
-                        fontsize=6, clip_on=True)
+            text = r.name.replace("portalab/", "", 1)
+            if fits(text, e - s, 6):
+                ax.text((s + e) / 2, y, text, ha="center", va="center", fontsize=6, clip_on=True)
     lanes_top = y
     for label, acts, shift in lanes:
         y -= 1
@@ -139,13 +148,17 @@ def draw(reports, t0, t1, out, title):
                 s, e = ms(rep.start + shift), ms(rep.end + shift)
                 ax.broken_barh([(s, e - s)], (-0.5, lanes_top), zorder=0, linewidth=0,
                                facecolors="#ffe680" if i % 2 == 0 else "#fff3b0", alpha=0.6)
-                ax.text(s, lanes_top - 0.5, f"rep {i + 1}", fontsize=6, va="bottom", ha="left",
-                        color="#7a6000", clip_on=True)
-            name = m.label() if m.row else f"{m.experiment}/{m.space}"
+                if fits(f"rep {i + 1}", e - s, 6):
+                    ax.text(s, lanes_top - 0.5, f"rep {i + 1}", fontsize=6, va="bottom", ha="left",
+                            color="#7a6000", clip_on=True)
+            # The NVTX rows name the experiment and space: the variant is what they lack.
+            name = f"{m.row['variant']} ({m.row['copies']})" if m.row else m.experiment
             if m.start + shift > t0:
                 ax.axvline(ms(m.start + shift), color="#444444", linewidth=0.6, linestyle="--")
-            ax.text(max(ms(m.start + shift), ms(t0)), n_rows - 0.45, name, fontsize=7, va="bottom",
-                    ha="left", fontweight="bold", clip_on=True)
+            s, e = max(ms(m.start + shift), ms(t0)), min(ms(m.end + shift), ms(t1))
+            if fits(name, e - s, 7):
+                ax.text(s, n_rows - 0.45, name, fontsize=7, va="bottom", ha="left",
+                        fontweight="bold", clip_on=True)
 
     ax.set_yticks([yy for yy, _ in y_labels])
     ax.set_yticklabels([lab for _, lab in y_labels], fontsize=7)
