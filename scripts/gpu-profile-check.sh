@@ -81,8 +81,8 @@ profile streams inputs/streams.toml --set "inverse_pair.sizes=[2048]" \
   --set concurrent_small.kernels=64
 # Copy phases: vector_poly with pageable and pinned copies, and without.
 profile copies inputs/lab6-vector.toml --set "vector_poly.sizes=[4000000]" \
-  --set "vector_poly.dtypes=[float32]" --set "stream_copy.sizes=[4000000]" \
-  --set "stream_copy.dtypes=[float32]"
+  --set vector_poly.dtypes=float32 --set "stream_copy.sizes=[4000000]" \
+  --set stream_copy.dtypes=float32
 
 check streams ranges,kernel_labels,copy_phases,copy_overlap,streams
 check copies ranges,kernel_labels,copy_phases
