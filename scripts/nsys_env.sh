@@ -17,16 +17,15 @@ portalab_find_nsys() {
     found=$(command -v nsys 2>/dev/null || true)
   fi
   if [ -z "$found" ]; then
-    local c candidates=()
-    for c in "${CUDA_HOME:-/usr/local/cuda}"/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-             /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys \
-             "${CUDA_HOME:-/usr/local/cuda}"/nsight-compute-*/host/target-linux-x64/nsys; do
-      if [ -x "$c" ]; then candidates+=("$c"); fi
+    # In this order of preference, the newest version of each (sort -V:
+    # 2025.3.1 before 2025.10.0).
+    local pattern
+    for pattern in "${CUDA_HOME:-/usr/local/cuda}/bin/nsys" "/opt/nvidia/nsight-systems/*/bin/nsys" \
+                   "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys" \
+                   "${CUDA_HOME:-/usr/local/cuda}/nsight-compute-*/host/target-linux-x64/nsys"; do
+      found=$(compgen -G "$pattern" | sort -V | tail -n 1 || true)
+      if [ -n "$found" ]; then break; fi
     done
-    # Newest version last: sort -V orders 2025.3.1 before 2025.10.0.
-    if ((${#candidates[@]})); then
-      found=$(printf '%s\n' "${candidates[@]}" | sort -V | tail -n 1)
-    fi
   fi
   if [ -z "$found" ]; then
     echo "portalab: no nsys on the PATH or in an Nsight Systems or Nsight Compute install" \
