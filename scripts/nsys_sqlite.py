@@ -14,6 +14,7 @@ ENUM_CUDA_MEMCPY_OPER), CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME
 and _DRIVER (the calls, by correlationId), TARGET_INFO_SESSION_START_TIME.
 Times are nanoseconds on the report's clock.
 """
+import bisect
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -92,6 +93,7 @@ class Profile:
     memsets: list
     session_start_utc_ns: int = None
     warnings: list = field(default_factory=list)
+    _index: dict = field(default=None, repr=False)  # launched_in's, built on first use
 
     def activities(self):
         return sorted(self.kernels + self.copies + self.memsets, key=lambda a: (a.start, a.end))
@@ -99,16 +101,28 @@ class Profile:
     def launched_in(self, rng, activities=None):
         """The activities queued from inside rng: their CUDA call was made on
         rng's thread while it was open. Without the calls (no CUDA API trace),
-        those that ran on the GPU within rng's time."""
-        pool = self.activities() if activities is None else activities
+        those that ran on the GPU within rng's time. activities: a subset to
+        look in (default: every kernel, copy and memset)."""
+        if self._index is None:
+            self._index = {}
+            for a in self.activities():
+                key = ("tid", a.launch_tid) if a.launch_tid is not None else ("pid", a.pid)
+                self._index.setdefault(key, []).append(
+                    (a.launch_time if a.launch_tid is not None else a.start, id(a), a))
+            for v in self._index.values():
+                v.sort(key=lambda x: (x[0], x[1]))
+        wanted = None if activities is None else {id(a) for a in activities}
         out = []
-        for a in pool:
-            if a.launch_tid is not None:
-                if a.launch_tid == rng.tid and rng.contains(a.launch_time):
+        for key, in_range in ((("tid", rng.tid), lambda a: True),
+                              (("pid", rng.pid), lambda a: a.end <= rng.end)):
+            items = self._index.get(key, [])
+            i = bisect.bisect_left(items, (rng.start, -1))
+            while i < len(items) and items[i][0] <= rng.end:
+                a = items[i][2]
+                if in_range(a) and (wanted is None or id(a) in wanted):
                     out.append(a)
-            elif a.pid == rng.pid and rng.start <= a.start and a.end <= rng.end:
-                out.append(a)
-        return out
+                i += 1
+        return sorted(out, key=lambda a: (a.start, a.end))
 
 
 def _tables(db):

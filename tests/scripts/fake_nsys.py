@@ -1,8 +1,9 @@
 """Synthetic Nsight Systems SQLite exports of portalab runs, for the tests of
 scripts/nsys_sqlite.py, nsys_check.py and timeline.py without a GPU.
 
-The tables and columns are those of `nsys export --type sqlite` (2024-2025
-versions; the columns the scripts read and a few around them): StringIds,
+The tables and columns are named as `nsys export --type sqlite` names them
+(NVIDIA's SQLite schema reference and scripts that query real exports; not
+checked against a 2025.3 export here, which needs a GPU node): StringIds,
 NVTX_EVENTS (eventType 59 = push/pop range; the name in `text`, or through
 `textId` when text_ids is set), CUPTI_ACTIVITY_KIND_KERNEL (names as StringIds
 ids), _MEMCPY (copyKind per ENUM_CUDA_MEMCPY_OPER), _RUNTIME (the CUDA calls,
