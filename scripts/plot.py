@@ -20,7 +20,11 @@ import argparse
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot.py: needs matplotlib, which this python3 lacks "
+             "(apt-get install python3-matplotlib, or pip install matplotlib)")
 
 matplotlib.use("Agg")  # batch nodes have no display
 import matplotlib.pyplot as plt  # noqa: E402

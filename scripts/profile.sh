@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Profiles a deck with Nsight Systems, and optionally one kernel with Nsight
-# Compute, with few repetitions (profile_reps) and no calibration, and says
-# where the reports are. Phases show as NVTX ranges portalab/<exp>/<space>/<phase>.
+# Profiles a deck with Nsight Systems (CUDA and NVTX: portalab's ranges
+# portalab/<exp>/<space>/<phase>), and optionally one kernel with Nsight
+# Compute, with few repetitions (profile_reps) and no calibration. Writes
+# into OUT_DIR the report, its SQLite export, the nsys stats summaries and
+# the run's results, and says what to open.
 #
 #   scripts/profile.sh DECK [OUT_DIR] [portalab run options...]
 #
@@ -15,23 +17,25 @@
 #                                  (matched in the demangled name, which holds
 #                                  the kernel function, e.g. squared_diff_fused);
 #                                  where nsys is missing, ncu alone runs
-#   NSYS=nsys, NCU=ncu             the profilers' paths
+#   NSYS=nsys, NCU=ncu             the profilers (nsys: else on the PATH, else
+#                                  inside an Nsight Systems or Compute install)
+#   NSYS_LIBS=DIR                  put first on LD_LIBRARY_PATH (libdw, libelf)
+#   NSYS_TRACE=cuda,nvtx           what nsys traces
 set -euo pipefail
-if [ $# -lt 1 ]; then sed -n '2,20p' "$0"; exit 2; fi
+if [ $# -lt 1 ]; then sed -n '2,25p' "$0"; exit 2; fi
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/nsys_env.sh
+source "$here/nsys_env.sh"
 deck=$1
 out=${2:-results/profile}
 shift $(($# >= 2 ? 2 : 1))
 portalab=${PORTALAB:-build/cuda/portalab}
-nsys=${NSYS:-nsys}
 ncu=${NCU:-ncu}
 have_nsys=1
-if ! command -v "$nsys" >/dev/null; then
+if ! portalab_find_nsys; then
   have_nsys=0
-  if [ -z "${NCU_KERNEL:-}" ]; then
-    echo "profile.sh: nsys not found (module load nsight-systems?)" >&2
-    exit 2
-  fi
-  echo "profile.sh: nsys not found: Nsight Compute only" >&2
+  if [ -z "${NCU_KERNEL:-}" ]; then exit 2; fi
+  echo "profile.sh: Nsight Compute only" >&2
 fi
 mkdir -p "$out"
 run=("$portalab" run "$deck" --set "profile_reps=${PROFILE_REPS:-3}" --set calibrate=none "$@")
@@ -41,11 +45,20 @@ if [ "${CAPTURE:-all}" = reps ]; then
   capture=(--capture-range=cudaProfilerApi --capture-range-end=repeat)
 fi
 if ((have_nsys)); then
-  "$nsys" profile --trace=cuda,nvtx,osrt,openmp --sample=none --force-overwrite=true \
-    "${capture[@]}" --output="$out/profile" "${run[@]}" --out "$out/results"
-  echo "profile.sh: Nsight Systems report(s):"
-  ls -1 "$out"/profile*.nsys-rep
-  echo "  summary: nsys stats --report nvtx_sum,cuda_gpu_kern_sum $out/profile.nsys-rep"
+  portalab_nsys_options
+  "$NSYS" profile "${PORTALAB_NSYS_OPTIONS[@]}" "${capture[@]}" --output="$out/profile" \
+    "${run[@]}" --out "$out/results"
+  for rep in "$out"/profile*.nsys-rep; do portalab_nsys_summaries "$rep"; done
+  cat <<MSG
+profile.sh: Nsight Systems, in $out:
+  profile*.nsys-rep     open in the Nsight Systems GUI (nsys-ui)
+  profile*-stats.txt    NVTX ranges, kernels, memory copies (nsys stats)
+  profile*.sqlite       every event as tables (nsys export --type sqlite)
+  results/              the run's results.json, results.csv
+  check the ranges:     $here/nsys_check.py $out/profile.sqlite $out/results/results.json
+  draw a timeline:      $here/timeline.py $out/profile.sqlite --results $out/results/results.json \\
+                          --range 'portalab/<experiment>/<space>\$' --out $out/timeline.png
+MSG
 fi
 
 if [ -n "${NCU_KERNEL:-}" ]; then

@@ -10,7 +10,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("roofline.py: needs matplotlib, which this python3 lacks "
+             "(apt-get install python3-matplotlib, or pip install matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

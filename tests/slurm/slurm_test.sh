@@ -116,11 +116,17 @@ export PORTALAB_MODULES="" PORTALAB_BUILD
 export PORTALAB_ARGS="--spaces Serial,OpenMP --set reps=2 --set warmups=1 --set vector_poly.sizes=[1000] --set stream_copy.sizes=[1000]"
 cd "$tmp/work"
 submit=$src/scripts/slurm/submit.sh
-# A fake nsys: records its arguments, writes the report, runs the program.
+# A fake nsys: `profile` records its arguments, writes the report and runs
+# the program; `export` writes the file named; `stats` prints a line.
 cat >"$tmp/run/nsys" <<'NSYS'
 #!/usr/bin/env bash
 out=; args=("$@")
 for a in "$@"; do case $a in --output=*) out=${a#--output=};; esac; done
+case $1 in
+  --version) echo "NVIDIA Nsight Systems version fake"; exit 0;;
+  export) : >"$out"; exit 0;;
+  stats) echo "fake nsys stats: ${*: -1}"; exit 0;;
+esac
 printf '%s\n' "$@" >"$out.nsys-args"; : >"$out.nsys-rep"
 i=1; while [[ ${args[$i]} == -* ]]; do i=$((i + 1)); done   # skip "profile" and options
 exec "${args[@]:$i}"
@@ -185,8 +191,13 @@ check_results "results/$array/bandwidth" 2
 check_results "results/$profile/default" 3  # the profile job's own, after PORTALAB_ARGS
 fail() { echo "$*" >&2; exit 1; }
 [ -f "results/$profile/default/profile.nsys-rep" ] || fail "profile: no report"
-grep -qx -- "--trace=cuda,nvtx,osrt,openmp" "results/$profile/default/profile.nsys-args" \
-  || fail "profile: nsys not called with the trace options"
+for option in --trace=cuda,nvtx --sample=none --cpuctxsw=none; do
+  grep -qx -- "$option" "results/$profile/default/profile.nsys-args" \
+    || fail "profile: nsys not called with $option"
+done
+[ -f "results/$profile/default/profile.sqlite" ] || fail "profile: no SQLite export"
+grep -q "fake nsys stats: .*profile.sqlite" "results/$profile/default/profile-stats.txt" \
+  || fail "profile: no nsys stats summary"
 [ ! -e "results/$bad/unknown_key/results.json" ] || fail "bad deck: results written"
 grep -q "unknown_key.toml:4:1" "portalab-$bad.out" || fail "bad deck: no parse error in the job output"
 python3 - "results/$long/long_run/results.json" <<'PY' || fail "long job: results of a signalled run"
