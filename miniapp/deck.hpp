@@ -68,4 +68,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
 
 std::string content_hash(std::string_view bytes);
 
+// Kokkos' host execution spaces by name (Serial, OpenMP, Threads, HPX).
+bool is_host_space_name(std::string_view space);
+
 }  // namespace portalab

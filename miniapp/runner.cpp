@@ -6,6 +6,7 @@
 #include "interrupt.hpp"
 #include "memory.hpp"
 #include "profiling.hpp"
+#include "result_files.hpp"
 #include "spaces.hpp"
 #include "timing.hpp"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <span>
 #include <ostream>
 #include <set>
@@ -183,6 +185,7 @@ nlohmann::json RunSummary::to_json() const {
                      {"failures", failures},
                      {"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
                      {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))}};
+  if (!incomplete.empty()) j["incomplete"] = incomplete;
   if (interrupted_by != 0)
     j["interrupted"] = {{"signal", signal_name(interrupted_by)},
                         {"abandoned", abandoned},
@@ -194,6 +197,28 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance) {
   RunSummary summary;
   const std::size_t entries = count_entries(deck);
+  // Made before anything is measured: a folder that cannot be written (or
+  // that another run writes into) stops the run here, with OutputError.
+  std::optional<ResultFiles> files;
+  if (options.out_dir) files.emplace(*options.out_dir, provenance);
+  // The files, rows[first_changed, end) new or changed. An output error is
+  // said once; then nothing more is written, and measuring goes on.
+  auto write = [&](std::size_t first_changed, bool last) {
+    if (!files || !summary.incomplete.empty()) return;
+    auto rows = summary.results;
+    assign_speedups(rows);
+    try {
+      if (last)
+        files->finish(rows, summary.to_json());
+      else
+        files->update(rows, first_changed, summary.to_json());
+    } catch (const OutputError& e) {
+      summary.incomplete = e.what();
+      if (options.progress)
+        fmt::print(*options.progress, "portalab: {}: results are no longer written; the run "
+                                      "goes on\n", e.what());
+    }
+  };
   auto record = [&](Result r) {
     summary.failed += r.status == Status::fail;
     summary.errors += r.status == Status::error;
@@ -213,11 +238,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     }
     summary.results.push_back(std::move(r));
     // Written after every entry: a job killed later keeps what it measured.
-    if (options.out_dir) {
-      auto rows = summary.results;
-      assign_speedups(rows);
-      write_results(*options.out_dir, rows, provenance, summary.to_json());
-    }
+    write(summary.results.size() - 1, false);
   };
 
   std::string current;  // the entry in progress, named if a signal abandons it
@@ -333,11 +354,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
               // the files again with them.
               if (info.relate) {
                 info.relate(std::span<Result>(summary.results).subspan(first_row));
-                if (options.out_dir) {
-                  auto rows = summary.results;
-                  assign_speedups(rows);
-                  write_results(*options.out_dir, rows, provenance, summary.to_json());
-                }
+                write(first_row, false);
               }
             }
       if (options.tables) {
@@ -352,11 +369,10 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     summary.not_run = entries - summary.results.size();
     auto rows = summary.results;
     assign_speedups(rows);
-    if (options.out_dir)  // again, now that the summary says so
-      write_results(*options.out_dir, rows, provenance, summary.to_json());
     if (options.tables && current_plan)  // the experiment cut short
       *options.tables << format_table(rows, current_plan->experiment) << std::flush;
   }
+  write(0, true);  // complete, with the summary's last word
   assign_speedups(summary.results);
   return summary;
 }

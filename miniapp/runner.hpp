@@ -17,7 +17,9 @@ namespace portalab {
 struct Calibration;
 
 struct RunOptions {
-  std::optional<std::string> out_dir;  // results.csv and results.json go here
+  // results.csv and results.json go here (result_files.hpp); a folder that
+  // cannot be written stops run_deck before it measures (OutputError).
+  std::optional<std::string> out_dir;
   const Calibration* limits = nullptr;  // fills each row's limit and pct_of_limit
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
@@ -34,6 +36,9 @@ struct RunSummary {
   int interrupted_by = 0;
   std::string abandoned;
   std::size_t not_run = 0;
+  // Set when the result files could not be written: the reason. The run
+  // went on; the files hold what was written before.
+  std::string incomplete;
   nlohmann::json to_json() const;
 };
 
