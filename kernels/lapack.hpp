@@ -26,11 +26,14 @@ struct LapackWorkspace {
   Kokkos::View<T*, memory_space> work;
   Kokkos::View<int, memory_space> info{"portalab::lapack_info"};
 
+  // Zeroed once when allocated (in the cold call: a fill of lwork elements
+  // beside an O(n³) factorisation): cuSOLVER's kernels read parts of their
+  // workspace before writing them (compute-sanitizer initcheck, in
+  // geqr2_smem_domino_fast), and zeros make those reads defined.
   void reserve(const Exec& exec, int elements) {
     if (work.extent(0) < static_cast<std::size_t>(elements))
-      work = Kokkos::View<T*, memory_space>(
-          Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "portalab::lapack_work"),
-          elements);
+      work = Kokkos::View<T*, memory_space>(Kokkos::view_alloc(exec, "portalab::lapack_work"),
+                                            elements);
   }
 };
 

@@ -142,6 +142,8 @@ ResultFiles::ResultFiles(std::string dir, nlohmann::json provenance)
                           : fmt::format("cannot write {}: {}", m_journal_path, reason(err)));
   }
   append_journal(dump({{"portalab_journal", 1}, {"provenance", std::move(provenance)}}) + "\n");
+  // Files of no entry at once: a reader finds none of an earlier run's.
+  write_full({{"entries", 0}});
 }
 
 ResultFiles::~ResultFiles() {

@@ -83,7 +83,7 @@ class InversePair {
   struct Solve {
     explicit Solve(std::size_t n)
         : lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
-          ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
+          ipiv("ipiv", n),  // zeroed: the library is handed no undefined memory
           summary("lu_summary", 3) {}
     Kokkos::View<T**, Kokkos::LayoutLeft, Device> lu;
     Kokkos::View<int*, Kokkos::LayoutLeft, Device> ipiv;
