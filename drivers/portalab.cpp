@@ -26,7 +26,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -55,11 +54,16 @@ void list_experiments(bool names_only) {
 }
 
 portalab::Calibration read_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw portalab::InputError(fmt::format("{}: cannot open the calibration file", path));
+  // Bounded before parsing, as a deck is: a calibration file is a few kB.
+  constexpr std::size_t max_bytes = 16 << 20;
+  const std::string text = portalab::read_bounded(path, max_bytes, "a calibration file");
+  if (text.size() > max_bytes)
+    throw portalab::InputError(
+        fmt::format("{}: more than {} bytes; not a calibration file", path, max_bytes));
+  portalab::check_json_nesting(text, path, 64);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw portalab::InputError(fmt::format("{}: not JSON: {}", path, e.what()));
   }

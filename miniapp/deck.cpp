@@ -431,6 +431,42 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
 
 }  // namespace
 
+std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: a folder, not {}", path, what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
+  // At most one byte past the limit: /dev/zero or an endless pipe is not read whole.
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read {}", path, what));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+void check_json_nesting(std::string_view text, const std::string& path, int max_depth) {
+  // nlohmann::json recurses once per level: a million '[' overflowed the stack.
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        throw InputError(fmt::format("{}:{}: nested more than {} levels deep", path,
+                                     line_column(text, i), max_depth));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
                 const DeckOverrides& overrides) {
   if (text.size() > max_deck_bytes)
@@ -561,18 +597,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
 }
 
 Deck load_deck(const std::string& path, const Catalog& catalog, const DeckOverrides& overrides) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(fmt::format("{}: a folder, not a deck", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(fmt::format("{}: cannot open the deck: {}", path, std::strerror(errno)));
-  // At most one byte past the limit: /dev/zero or a endless pipe is not read whole.
-  std::string text(max_deck_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read the deck", path));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return parse_deck(text, path, catalog, overrides);
+  return parse_deck(read_bounded(path, max_deck_bytes, "a deck"), path, catalog, overrides);
 }
 
 }  // namespace portalab

@@ -391,6 +391,19 @@ class CommandLineTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr[-2000:])
                 self.assertIn(f"{name}={value}", p.stderr)
 
+    def test_calibration_file_bounded_before_parsing(self):
+        # A million '[' overflowed nlohmann::json's stack (exit 139).
+        tmp = tempfile.mkdtemp(prefix="portalab_cal_")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        deep = os.path.join(tmp, "deep.json")
+        with open(deep, "w") as f:
+            f.write("[" * 1000000 + "]" * 1000000)
+        for path, expect in [(deep, "deep.json:1:65: nested more than 64"),
+                             ("/dev/zero", "more than"), (tmp, "a folder")]:
+            p = self.portalab("run", DECK, "--calibration", path)
+            self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+            self.assertIn(expect, p.stderr)
+
     def test_good_kokkos_options_run(self):
         p = self.portalab("info", "--kokkos-num-threads=2", "--kokkos-disable-warnings",
                           "--kokkos-print-configuration=false")
