@@ -118,7 +118,11 @@ void check_output_file(const std::string& path) {
   if (fs::is_directory(path, ec))
     throw OutputError(fmt::format("{} is a folder; give the path of a file", path));
   const fs::path parent = fs::path(path).parent_path();
-  check_output_dir(parent.empty() ? std::string(".") : parent.string());
+  try {
+    check_output_dir(parent.empty() ? std::string(".") : parent.string());
+  } catch (const OutputError& e) {
+    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
+  }
 }
 
 ResultFiles::ResultFiles(std::string dir, nlohmann::json provenance)

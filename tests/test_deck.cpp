@@ -336,7 +336,7 @@ TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
         "--kokkos-disable-warnings=perhaps", "--kokkos-numthreads=4", "--kokkos-help=yes"})
     EXPECT_EQ(error({bad}, no_env).rfind("'" + bad + "'", 0), 0u) << bad;
   EXPECT_EQ(error({"--kokkos-num-threads=64", "--kokkos-device-id=1", "--kokkos-disable-warnings",
-                   "--kokkos-print-configuration=off", "--kokkos-map-device-id-by=mpi_rank",
+                   "--kokkos-print-configuration=no", "--kokkos-map-device-id-by=mpi_rank",
                    "--kokkos-tools-libs=libx.so", "--kokkos-help"},
                   no_env),
             "");

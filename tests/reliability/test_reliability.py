@@ -271,7 +271,7 @@ class OutputTest(Base):
         # ulimit -f: a real write failing (EFBIG), where SIGXFSZ would
         # otherwise have killed the process without a word.
         def limit():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 10, 24 << 10))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (12 << 10, 12 << 10))  # 19 kB are needed
         p = subprocess.run([os.environ["PORTALAB"], "run", DECK, *SMALL, "--set", "calibrate=none",
                             "--out", self.out], env=ENV, capture_output=True, text=True,
                            timeout=300, preexec_fn=limit)
