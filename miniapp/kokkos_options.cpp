@@ -47,6 +47,7 @@ std::string lower(std::string_view s) {
 // Digits only, in range: Kokkos' strtol would take "4x" as 4, "" as an
 // abort, 4294967297 as 1 once narrowed to int.
 std::optional<long long> whole_number(std::string_view s) {
+  if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;  // no sign: "-0"
   long long v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
