@@ -1,17 +1,21 @@
 // portalab: run input decks of GPU-versus-CPU experiments in every Kokkos
 // execution space, list what is compiled in, describe the machine.
 //
-// Exit codes: 0 every check passed; 1 a check failed or an entry raised an
-// error; 2 bad input (command line or deck); 3 an unexpected error;
-// 128 + the signal (143 SIGTERM, 130 SIGINT) when a signal stopped a run,
-// as a shell reports a process the signal killed, after the results so far
-// were written.
+// Exit codes: 0 every check passed; 1 a check failed, an entry raised an
+// error, or the result files could not be written to the end; 2 bad input
+// (command line, --kokkos-* options, deck, an --out that cannot be written);
+// 3 an unexpected error; 4 nothing was measured (every entry not applicable
+// or skipped for memory); 128 + the signal (143 SIGTERM, 130 SIGINT, 129
+// SIGHUP, ...) when a signal stopped a run, as a shell reports a process the
+// signal killed, after the results so far were written.
 #include "analysis.hpp"
 #include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
+#include "kokkos_options.hpp"
 #include "provenance.hpp"
+#include "result_files.hpp"
 #include "runner.hpp"
 #include "spaces.hpp"
 
@@ -22,15 +26,16 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 namespace {
 
 constexpr int exit_check_failed = 1;
 constexpr int exit_bad_input = 2;
 constexpr int exit_unexpected = 3;
+constexpr int exit_nothing_measured = 4;
 
 void list_experiments(bool names_only) {
   if (names_only) {  // for scripts that build decks
@@ -49,11 +54,16 @@ void list_experiments(bool names_only) {
 }
 
 portalab::Calibration read_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw portalab::InputError(fmt::format("{}: cannot open the calibration file", path));
+  // Bounded before parsing, as a deck is: a calibration file is a few kB.
+  constexpr std::size_t max_bytes = 16 << 20;
+  const std::string text = portalab::read_bounded(path, max_bytes, "a calibration file");
+  if (text.size() > max_bytes)
+    throw portalab::InputError(
+        fmt::format("{}: more than {} bytes; not a calibration file", path, max_bytes));
+  portalab::check_json_nesting(text, path, 64);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw portalab::InputError(fmt::format("{}: not JSON: {}", path, e.what()));
   }
@@ -69,13 +79,7 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
   const portalab::Deck deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
   std::optional<portalab::Calibration> limits;
   if (calibration_path) limits = read_calibration(*calibration_path);
-  if (out) {
-    std::error_code ec;
-    std::filesystem::create_directories(*out, ec);
-    if (ec || !std::filesystem::is_directory(*out))
-      throw portalab::InputError(fmt::format("--out {}: cannot create the directory: {}", *out,
-                                             ec.message()));
-  }
+  if (out) portalab::check_output_dir(*out);  // before anything is measured
   portalab::install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
@@ -126,14 +130,29 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
                f["space"].get<std::string>(), f["dtype"].get<std::string>(),
                f["n"].get<std::size_t>(), f["copies"].get<std::string>(),
                f["detail"].get<std::string>());
-  if (out) fmt::print("results: {}/results.csv, {}/results.json\n", *out, *out);
+  if (!summary.incomplete.empty())
+    fmt::print("results INCOMPLETE: {}; the files in {} hold the entries written before "
+               "(results.jsonl the most)\n",
+               summary.incomplete, *out);
+  else if (out)
+    fmt::print("results: {}/results.csv, {}/results.json\n", *out, *out);
   if (summary.interrupted_by != 0) {
     fmt::print("interrupted by {}: abandoned {}; {} entries not run\n",
                portalab::signal_name(summary.interrupted_by), summary.abandoned,
                summary.not_run);
     return 128 + summary.interrupted_by;
   }
-  return summary.failed + summary.errors > 0 ? exit_check_failed : 0;
+  if (summary.failed + summary.errors > 0 || !summary.incomplete.empty()) return exit_check_failed;
+  // A run that measured nothing has nothing to report, whatever its cause.
+  if (static_cast<int>(summary.results.size()) == summary.skipped + summary.not_applicable) {
+    fmt::print("nothing was measured: every entry was {} (exit status {})\n",
+               summary.not_applicable > 0 && summary.skipped > 0 ? "not applicable or skipped"
+               : summary.skipped > 0 ? "skipped for memory"
+                                     : "not applicable here",
+               exit_nothing_measured);
+    return exit_nothing_measured;
+  }
+  return 0;
 }
 
 int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& spaces,
@@ -145,6 +164,7 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
       throw portalab::InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
                                              "available: [{}]",
                                              s, fmt::join(compiled, ", ")));
+  if (out) portalab::check_output_file(*out);  // before 30 s of measuring
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   fmt::print(stderr, "calibrate: {} measurement of {}; takes under 30 s\n",
              quick ? "quick" : "full", spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")));
@@ -154,21 +174,33 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   const auto cal = portalab::calibrate(spaces, options);
   std::cout << portalab::format_calibration(cal);
   if (out) {
-    std::ofstream file(*out);
-    file << nlohmann::json{{"provenance", portalab::collect_provenance(nullptr, command)},
-                           {"calibration", portalab::to_json(cal)}}
-                .dump(2)
-         << "\n";
-    if (!file) throw std::runtime_error("cannot write " + *out);
+    const nlohmann::json doc{{"provenance", portalab::collect_provenance(nullptr, command)},
+                             {"calibration", portalab::to_json(cal)}};
+    try {
+      portalab::write_file_atomically(
+          *out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    } catch (const portalab::OutputError& e) {  // measured, shown above, not kept
+      fmt::print(stderr, "error: {}\n", e.what());
+      return exit_check_failed;
+    }
     fmt::print("calibration: {}\n", *out);
   }
   return 0;
 }
 
+// One JSON document on stdout, Kokkos' own description of itself in it, so
+// that a job can parse what it saved.
 int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& command) {
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
-  std::cout << portalab::collect_provenance(nullptr, command).dump(2) << "\n";
-  Kokkos::print_configuration(std::cout, /*verbose=*/false);
+  auto doc = portalab::collect_provenance(nullptr, command);
+  std::ostringstream configuration;
+  Kokkos::print_configuration(configuration, /*verbose=*/false);
+  nlohmann::json lines = nlohmann::json::array();
+  std::istringstream text(configuration.str());
+  for (std::string line; std::getline(text, line);)
+    if (!line.empty()) lines.push_back(line);
+  doc["kokkos_configuration"] = lines;
+  std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return 0;
 }
 
@@ -229,6 +261,19 @@ int main(int argc, char** argv) {
       list_experiments(names_only);
       return 0;
     }
+    // Kokkos aborts, or crashes, on options it cannot use: checked first.
+    portalab::KokkosOptionLimits limits;
+    limits.max_threads = portalab::kokkos_thread_limit();
+    // Asked of the device runtime only where an id is given.
+    if (std::getenv("KOKKOS_DEVICE_ID") ||
+        std::any_of(kokkos_args.begin() + 1, kokkos_args.end() - 1, [](const char* a) {
+          return std::string_view(a).rfind("--kokkos-device-id", 0) == 0;
+        }))
+      limits.device_count = portalab::visible_device_count();
+    const auto compiled = portalab::enabled_space_names();
+    limits.openmp = std::find(compiled.begin(), compiled.end(), "OpenMP") != compiled.end();
+    portalab::check_kokkos_options({kokkos_args.begin() + 1, kokkos_args.end() - 1},
+                                   [](const char* name) { return std::getenv(name); }, limits);
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());
@@ -237,7 +282,13 @@ int main(int argc, char** argv) {
   } catch (const portalab::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_bad_input;
+  } catch (const portalab::OutputError& e) {  // an --out unusable before the run
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_bad_input;
   } catch (const std::exception& e) {
+    // Printing to a terminal or pipe that a signal said was gone fails too:
+    // the signal is the cause, and the files were written before.
+    if (const int sig = portalab::interrupt_signal()) return 128 + sig;
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_unexpected;
   }

@@ -27,11 +27,14 @@ struct LapackWorkspace {
   Kokkos::View<T*, memory_space> work;
   Kokkos::View<int, memory_space> info{"portalab::lapack_info"};
 
+  // Zeroed once when allocated (in the cold call: a fill of lwork elements
+  // beside an O(n³) factorisation): cuSOLVER's kernels read parts of their
+  // workspace before writing them (compute-sanitizer initcheck, in
+  // geqr2_smem_domino_fast), and zeros make those reads defined.
   void reserve(const Exec& exec, int elements) {
     if (work.extent(0) < static_cast<std::size_t>(elements))
-      work = Kokkos::View<T*, memory_space>(
-          Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "portalab::lapack_work"),
-          elements);
+      work = Kokkos::View<T*, memory_space>(Kokkos::view_alloc(exec, "portalab::lapack_work"),
+                                            elements);
   }
 };
 
@@ -224,7 +227,7 @@ struct LuInverse {
   using Device = Kokkos::Device<Exec, typename Exec::memory_space>;
   explicit LuInverse(std::size_t n)
       : lu(Kokkos::view_alloc(Kokkos::WithoutInitializing, "LU"), n, n),
-        ipiv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ipiv"), n),
+        ipiv("ipiv", n),  // zeroed, untimed: the library is handed no undefined memory
         summary("lu_summary", 3) {}
 
   // X = A⁻¹ through the vendor getrf + getrs on exec, A left as it is; the

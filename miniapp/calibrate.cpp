@@ -82,6 +82,19 @@ Sizes sizes_for(bool host, bool quick) {
 
 double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
+// The median of repeated times; a limit whose repetitions disagree is noted
+// (value: a time turned into the limit's unit).
+template <class Value>
+double steady_median(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
+                     Value value) {
+  if (ms.size() >= 2) {
+    const auto [fast, slow] = std::minmax_element(ms.begin(), ms.end());
+    if (*fast > 0 && *slow > unsteady_ratio * *fast)
+      s.unsteady.push_back({limit, value(*fast), value(*slow), static_cast<int>(ms.size())});
+  }
+  return value(summarize(ms).median);
+}
+
 template <class Space>
 void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   using View = Kokkos::View<double*, typename Space::memory_space>;
@@ -92,14 +105,17 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   Space e = exec;
   const double copy_bytes = 2.0 * sizeof(double) * n;
   s.stream_bytes = sizeof(double) * n;
-  s.copy_kernel_gbps = gbps(
-      copy_bytes, summarize(sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); })).median);
-  s.copy_deep_copy_gbps = gbps(
-      copy_bytes, summarize(sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); })).median);
-  s.triad_gbps = gbps(3.0 * sizeof(double) * n,
-                      summarize(sample_ms(e, 2, z.reps, [&] {
-                        kernels::stream_triad(exec, 3.0, a, b, c);
-                      })).median);
+  auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
+  s.copy_kernel_gbps = steady_median(
+      s, "copy_kernel_gbps", sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
+      copy_rate);
+  s.copy_deep_copy_gbps = steady_median(
+      s, "copy_deep_copy_gbps", sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
+      copy_rate);
+  s.triad_gbps = steady_median(
+      s, "triad_gbps",
+      sample_ms(e, 2, z.reps, [&] { kernels::stream_triad(exec, 3.0, a, b, c); }),
+      [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
   // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
   if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
@@ -116,8 +132,11 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       Kokkos::View<double*, Pinned> pinned("pinned", n);
       Space e = exec;
       auto point = [&](const char* kind, auto&& copy) {
-        const double ms = summarize(sample_ms(e, 1, z.reps, copy)).median;
-        s.transfers[kind].push_back({bytes, gbps(static_cast<double>(bytes), ms)});
+        s.transfers[kind].push_back(
+            {bytes, steady_median(s, fmt::format("{}_gbps at {} bytes", kind, bytes),
+                                  sample_ms(e, 1, z.reps, copy), [&](double ms) {
+                                    return gbps(static_cast<double>(bytes), ms);
+                                  })});
       };
       point("h2d_pageable", [&] { Kokkos::deep_copy(exec, device, pageable); });
       point("d2h_pageable", [&] { Kokkos::deep_copy(exec, pageable, device); });
@@ -145,8 +164,10 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
     s.gemm_library[std::string(dtype_name<T>())] = recorder.library();
   }
   Space e = exec;
-  const double ms = summarize(sample_ms(e, 1, std::max(3, z.reps / 2), gemm)).median;
-  s.gemm_gflops[std::string(dtype_name<T>())] = 2.0 * n * n * n / (ms * 1e6);
+  s.gemm_gflops[std::string(dtype_name<T>())] =
+      steady_median(s, fmt::format("gemm_gflops {}", dtype_name<T>()),
+                    sample_ms(e, 1, std::max(3, z.reps / 2), gemm),
+                    [&](double ms) { return 2.0 * n * n * n / (ms * 1e6); });
   T corner{};
   Kokkos::deep_copy(corner, Kokkos::subview(c, n - 1, n - 1));
   if (corner != T(0.5) * static_cast<T>(n))
@@ -168,7 +189,7 @@ void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
     });
     if (r > 0) per_launch_us.push_back(1e3 * ms / launches);  // the first one warms up
   }
-  s.launch_us = summarize(per_launch_us).median;
+  s.launch_us = steady_median(s, "launch_us", per_launch_us, [](double us) { return us; });
 }
 
 }  // namespace
@@ -216,6 +237,10 @@ nlohmann::json to_json(const Calibration& c) {
       for (const auto& p : points) sweep.push_back({{"bytes", p.bytes}, {"gbps", p.gbps}});
       transfers[kind] = {{"best_gbps", s.transfer_gbps(kind)}, {"sweep", sweep}};
     }
+    nlohmann::json unsteady = nlohmann::json::array();
+    for (const auto& u : s.unsteady)
+      unsteady.push_back({{"limit", u.limit}, {"fastest", u.fastest}, {"slowest", u.slowest},
+                          {"repetitions", u.repetitions}});
     spaces.push_back({{"space", s.space},
                       {"host", s.host},
                       {"memory_gbps", s.memory_gbps()},
@@ -227,7 +252,8 @@ nlohmann::json to_json(const Calibration& c) {
                       {"gemm_gflops", s.gemm_gflops},
                       {"gemm_library", s.gemm_library},
                       {"gemm_n", s.gemm_n},
-                      {"launch_us", s.launch_us}});
+                      {"launch_us", s.launch_us},
+                      {"unsteady", unsteady}});
   }
   return {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
 }
@@ -252,6 +278,10 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
       s.gemm_library = js.at("gemm_library").get<std::map<std::string, std::string>>();
       s.gemm_n = js.at("gemm_n").get<std::size_t>();
       s.launch_us = js.at("launch_us").get<double>();
+      if (js.contains("unsteady"))  // files written before it was recorded lack it
+        for (const auto& u : js.at("unsteady"))
+          s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
+                                u.at("slowest").get<double>(), u.at("repetitions").get<int>()});
       c.spaces.push_back(std::move(s));
     }
     return c;
@@ -282,6 +312,12 @@ std::string format_calibration(const Calibration& c) {
                        t("h2d_pageable"), t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"),
                        g("float32"), g("float64"), s.launch_us);
   }
+  for (const auto& s : c.spaces)
+    for (const auto& u : s.unsteady)
+      out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "
+                         "over {}x the fastest): the machine was busy; results against this "
+                         "limit are unreliable\n",
+                         s.space, u.limit, u.repetitions, u.fastest, u.slowest, unsteady_ratio);
   return out;
 }
 

@@ -19,6 +19,16 @@ struct TransferPoint {
   double gbps = 0.0;
 };
 
+// A limit whose repeated measurements disagree: the slowest repetition took
+// more than unsteady_ratio times the fastest (a busy machine, a clock that
+// changed). Its values, in the limit's unit: from the fastest and slowest.
+constexpr double unsteady_ratio = 1.5;
+struct Unsteady {
+  std::string limit;  // "triad_gbps", "launch_us", ...
+  double fastest = 0.0, slowest = 0.0;
+  int repetitions = 0;
+};
+
 struct SpaceLimits {
   std::string space;
   bool host = true;
@@ -34,6 +44,7 @@ struct SpaceLimits {
   std::map<std::string, std::string> gemm_library;
   std::size_t gemm_n = 0;
   double launch_us = 0.0;  // an empty kernel: launch and fence, median
+  std::vector<Unsteady> unsteady;  // limits not to be trusted
 
   // The memory-bandwidth limit: the best of copy, memcpy and triad.
   double memory_gbps() const;

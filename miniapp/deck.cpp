@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 namespace portalab {
 
@@ -27,6 +29,10 @@ const std::vector<std::string>& global_keys() {
   return keys;
 }
 
+bool is_host_space_name(std::string_view space) {
+  return space == "Serial" || space == "OpenMP" || space == "Threads" || space == "HPX";
+}
+
 std::string content_hash(std::string_view bytes) {
   const std::uint64_t h = fnv1a64(bytes);
   return fmt::format("fnv1a64:{:016x}", h);
@@ -37,6 +43,167 @@ namespace {
 // Sizes above this cannot be allocated on any machine: their bytes would not
 // fit in 64 bits for the widest experiment.
 constexpr double max_size = 0x1p48;
+
+// What is read before parsing. toml++ recurses once per level of nesting
+// (a dotted key a.a.a... of 300,000 levels overflows an 8 MiB stack, fewer
+// under a sanitizer); a deck needs three levels ([table], key, { range }).
+constexpr std::size_t max_deck_bytes = 1 << 20;
+constexpr std::size_t max_set_bytes = 1 << 16;
+constexpr int max_nesting = 32;
+
+// toml++'s "line:column" of a byte offset (columns count bytes here).
+std::string line_column(std::string_view text, std::size_t at) {
+  const std::size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+  const std::size_t start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  const std::size_t column = at == 0 || start == std::string_view::npos ? at + 1 : at - start;
+  return fmt::format("{}:{}", line, column);
+}
+
+// The deepest nesting of tables, arrays and inline tables in TOML text, by
+// a scan that knows strings, comments, keys and brackets, checked against
+// max_nesting before toml++ sees the text. Not a validator: on text that is
+// no TOML it keeps counting and leaves the error to toml++.
+class NestingScan {
+ public:
+  NestingScan(std::string_view text, std::string where) : m_text(text), m_where(std::move(where)) {}
+
+  void run() {
+    while (m_at < m_text.size()) line();
+  }
+
+ private:
+  struct Open {
+    char bracket;  // '[' array, '{' inline table
+    int key = 0;   // segments of the inline table's current key
+  };
+
+  // header levels + the line's key + every open bracket and its key.
+  int depth() const {
+    int d = m_header + m_key;
+    for (const auto& o : m_open) d += 1 + o.key;
+    return d;
+  }
+  void check(int more = 0) {
+    if (depth() + more > max_nesting) {
+      const std::string at = line_column(m_text, std::min(m_at, m_text.size()));
+      throw InputError(fmt::format("{}{}: nested more than {} levels deep (tables, dotted keys, "
+                                   "lists); a deck needs three",
+                                   m_where, m_where.back() == '\'' ? "" : ":" + at, max_nesting));
+    }
+  }
+
+  char peek(std::size_t ahead = 0) const {
+    return m_at + ahead < m_text.size() ? m_text[m_at + ahead] : '\0';
+  }
+  bool starts(std::string_view s) const { return m_text.substr(m_at, s.size()) == s; }
+  void blanks() {
+    while (peek() == ' ' || peek() == '\t') ++m_at;
+  }
+  void to_line_end() {
+    while (m_at < m_text.size() && peek() != '\n') ++m_at;
+  }
+
+  // A string of any of TOML's four kinds, from its opening quote.
+  void string() {
+    const char q = peek();
+    if (starts(q == '"' ? "\"\"\"" : "'''")) {
+      const std::string_view close = q == '"' ? "\"\"\"" : "'''";
+      m_at += 3;
+      while (m_at < m_text.size() && !starts(close)) m_at += q == '"' && peek() == '\\' ? 2 : 1;
+      m_at += 3;
+      return;
+    }
+    ++m_at;
+    while (m_at < m_text.size() && peek() != q && peek() != '\n')
+      m_at += q == '"' && peek() == '\\' ? 2 : 1;
+    if (peek() == q) ++m_at;
+  }
+
+  // A key's segments (a.b."c" is 3); stops before what follows it. `at`:
+  // the nesting it starts from (a header's is none).
+  int key(int at) {
+    int segments = 0;
+    for (;;) {
+      check(at - depth() + segments);  // stops at the segment too deep
+      blanks();
+      if (peek() == '"' || peek() == '\'') {
+        string();
+      } else {
+        const std::size_t from = m_at;
+        while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-')
+          ++m_at;
+        if (m_at == from) return segments;
+      }
+      ++segments;
+      blanks();
+      if (peek() != '.') return segments;
+      ++m_at;
+    }
+  }
+
+  // A value up to the end of its line, or of the last bracket it opens.
+  void value() {
+    while (m_at < m_text.size()) {
+      const char c = peek();
+      if (c == '"' || c == '\'') {
+        string();
+        continue;
+      }
+      if (c == '#') {
+        to_line_end();
+        continue;
+      }
+      if (c == '\n' && m_open.empty()) return;
+      ++m_at;
+      if (c == '[' || c == '{') {
+        m_open.push_back({c});
+        check();
+        if (c == '{') inline_key();
+      } else if ((c == ']' || c == '}') && !m_open.empty()) {
+        m_open.pop_back();
+      } else if (c == ',' && !m_open.empty() && m_open.back().bracket == '{') {
+        inline_key();
+      }
+    }
+  }
+
+  void inline_key() {
+    m_open.back().key = 0;
+    const int segments = key(depth());
+    blanks();
+    if (peek() == '=') {
+      m_open.back().key = std::max(0, segments - 1);
+      check();
+      ++m_at;
+    }
+  }
+
+  void line() {
+    m_key = 0;
+    while (peek() == ' ' || peek() == '\t' || peek() == '\r' || peek() == '\n') ++m_at;
+    if (m_at >= m_text.size()) return;
+    if (peek() == '#') return to_line_end();
+    if (peek() == '[') {  // [table] or [[array of tables]]
+      m_at += starts("[[") ? 2 : 1;
+      m_header = key(0);
+      check();
+      return to_line_end();  // a comment at most; toml++ rejects anything else
+    }
+    const std::size_t from = m_at;
+    m_key = key(depth());
+    check();
+    blanks();
+    if (peek() == '=') ++m_at;
+    if (m_at == from) ++m_at;  // no key: always move on
+    value();
+  }
+
+  std::string_view m_text;
+  std::string m_where;
+  std::size_t m_at = 0;
+  int m_header = 0, m_key = 0;
+  std::vector<Open> m_open;
+};
 
 std::string where(const toml::source_region& src) {
   const std::string path = src.path ? *src.path : std::string("<deck>");
@@ -156,7 +323,13 @@ std::vector<std::size_t> sizes(const toml::node& node, std::string_view context)
     }
   } else if (const auto* arr = node.as_array()) {
     if (arr->empty()) fail(node, fmt::format("{} must not be an empty list", context));
-    for (const auto& item : *arr) out.push_back(size_value(item, context));
+    for (const auto& item : *arr) {
+      const std::size_t n = size_value(item, context);
+      // 1000, 1e3 and 1_000 are one size: each would run, and be listed, twice.
+      if (std::find(out.begin(), out.end(), n) != out.end())
+        fail(item, fmt::format("{}: {} is listed twice", context, n));
+      out.push_back(n);
+    }
   } else {
     out.push_back(size_value(node, context));
   }
@@ -209,6 +382,11 @@ void apply_override(toml::table& root, const std::string& text) {
   const std::string raw = text.substr(eq + 1);
   const std::string source = "--set " + text;
 
+  if (text.size() > max_set_bytes)
+    throw InputError(fmt::format("'--set {}...': {} bytes; an override is at most {}",
+                                 text.substr(0, 40), text.size(), max_set_bytes));
+  NestingScan("value = " + raw, "'" + source + "'").run();
+
   toml::table parsed;
   try {
     parsed = toml::parse("value = " + raw, source);
@@ -253,8 +431,48 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
 
 }  // namespace
 
+std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: a folder, not {}", path, what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
+  // At most one byte past the limit: /dev/zero or an endless pipe is not read whole.
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read {}", path, what));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+void check_json_nesting(std::string_view text, const std::string& path, int max_depth) {
+  // nlohmann::json recurses once per level: a million '[' overflowed the stack.
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        throw InputError(fmt::format("{}:{}: nested more than {} levels deep", path,
+                                     line_column(text, i), max_depth));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
                 const DeckOverrides& overrides) {
+  if (text.size() > max_deck_bytes)
+    throw InputError(fmt::format("{}: {} bytes; a deck is at most {} (1 MiB)", path, text.size(),
+                                 max_deck_bytes));
+  NestingScan(text, path).run();
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -303,6 +521,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                                    type_of(*g->second)));
     deck.calibrate = strings(*g->second, "calibrate", {"quick", "full", "none"}).front();
   }
+  std::vector<const toml::node*> copies_nodes;  // of each plan, where given
   for (const auto& entry : tables) {
     // Not a structured binding: clang before 16 cannot capture one in a lambda.
     const std::string& name = entry.first;
@@ -338,6 +557,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       if (const auto* n = table->get(p.name))
         plan.parameters[p.name] = parameter(*n, ctx + " " + p.name, p);
     deck.plans.push_back(std::move(plan));
+    copies_nodes.push_back(lookup("copies"));
   }
   // For a profiler: a few repetitions everywhere, whatever each table says.
   if (const auto g = globals.find("profile_reps"); g != globals.end()) {
@@ -356,15 +576,28 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     }
     for (auto& plan : deck.plans) plan.spaces = in_compiled_order(catalog, chosen);
   }
+  // Pinned copies run in device spaces only: a plan of pinned copies and
+  // host spaces alone would run nothing, and say nothing.
+  for (std::size_t i = 0; i < deck.plans.size(); ++i) {
+    const auto& plan = deck.plans[i];
+    const bool only_pinned = std::all_of(plan.copies.begin(), plan.copies.end(),
+                                         [](CopyMode m) { return m == CopyMode::pinned; });
+    const bool only_host = std::all_of(plan.spaces.begin(), plan.spaces.end(),
+                                       [](const std::string& s) { return is_host_space_name(s); });
+    if (only_pinned && only_host) {
+      const std::string what = fmt::format(
+          "[{}] copies: pinned copies apply to device spaces only, and its spaces [{}] are host "
+          "spaces: nothing would run; add \"pageable\" or \"none\", or a device space",
+          plan.experiment, fmt::join(plan.spaces, ", "));
+      if (copies_nodes[i]) fail(*copies_nodes[i], what);
+      throw InputError(fmt::format("{}: {}", path, what));
+    }
+  }
   return deck;
 }
 
 Deck load_deck(const std::string& path, const Catalog& catalog, const DeckOverrides& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open the deck", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_deck(buffer.str(), path, catalog, overrides);
+  return parse_deck(read_bounded(path, max_deck_bytes, "a deck"), path, catalog, overrides);
 }
 
 }  // namespace portalab

@@ -68,4 +68,15 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
 
 std::string content_hash(std::string_view bytes);
 
+// A file's bytes, at most max_bytes + 1 of them (the caller refuses a file
+// past its limit without reading /dev/zero or an endless pipe whole).
+// InputError naming the file when it cannot be read or is a folder.
+std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what);
+// InputError "path:line:column: nested more than max_depth levels deep" for
+// JSON text nested deeper: nlohmann::json recurses once per level.
+void check_json_nesting(std::string_view text, const std::string& path, int max_depth);
+
+// Kokkos' host execution spaces by name (Serial, OpenMP, Threads, HPX).
+bool is_host_space_name(std::string_view space);
+
 }  // namespace portalab

@@ -10,6 +10,9 @@ namespace {
 volatile std::sig_atomic_t received = 0;
 
 extern "C" void on_signal(int sig) {
+  // Once the reader of stdout is gone every write to it raises SIGPIPE
+  // again: the first asks to stop, the others are left to fail (EPIPE).
+  if (sig == SIGPIPE && received != 0) return;
   if (received != 0) {  // asked twice: stop now
     std::signal(sig, SIG_DFL);
     std::raise(sig);
@@ -25,13 +28,30 @@ extern "C" void on_signal(int sig) {
 
 }  // namespace
 
+const std::vector<int>& stop_signals() {
+  // SIGTERM: Slurm's time limit, scancel, kill, PBS and LSF's ends; SIGINT:
+  // Ctrl-C; SIGHUP: the terminal closed; SIGQUIT: Ctrl-\; SIGUSR1/SIGUSR2:
+  // a batch system's warning before the end (Slurm --signal, LSF); SIGXCPU:
+  // a CPU-time limit (ulimit -t, PBS, LSF); SIGPIPE: the reader of stdout
+  // gone (| head, a tee killed). Each one's default would end the process
+  // at once, results of the entry in progress lost and files unfinished.
+  static const std::vector<int> s{SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,
+                                  SIGUSR1, SIGUSR2, SIGXCPU, SIGPIPE};
+  return s;
+}
+
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // blocking calls (file writes, cuda) resume
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+  for (int sig : stop_signals()) sigaction(sig, &action, nullptr);
+  // A file-size limit (ulimit -f) would kill the process mid-write: ignored,
+  // the write fails with EFBIG and is reported as any other output error.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGXFSZ, &ignore, nullptr);
 }
 
 int interrupt_signal() { return received; }
@@ -42,6 +62,12 @@ std::string signal_name(int signal) {
   switch (signal) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGPIPE: return "SIGPIPE";
     default: return "signal " + std::to_string(signal);
   }
 }

@@ -366,18 +366,6 @@ std::string csv_value(const Value& v) {
       v);
 }
 
-// Writes through a temporary file in the same directory, then renames.
-void write_atomically(const std::filesystem::path& path, const std::string& content) {
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 }  // namespace
 
 nlohmann::json to_json(const Result& r) {
@@ -402,20 +390,6 @@ std::vector<std::string> csv_row(const Result& r) {
 }
 
 std::string csv_line(const Result& r) { return fmt::format("{}\n", fmt::join(csv_row(r), ",")); }
-
-void write_results(const std::string& dir, std::span<const Result> results,
-                   const nlohmann::json& provenance, const nlohmann::json& summary) {
-  std::filesystem::create_directories(dir);
-  std::string csv = fmt::format("{}\n", fmt::join(csv_header(), ","));
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : results) {
-    csv += csv_line(r);
-    rows.push_back(to_json(r));
-  }
-  const nlohmann::json doc{{"provenance", provenance}, {"summary", summary}, {"results", rows}};
-  write_atomically(std::filesystem::path(dir) / "results.csv", csv);
-  write_atomically(std::filesystem::path(dir) / "results.json", doc.dump(2) + "\n");
-}
 
 std::string format_table(std::span<const Result> results, const std::string& experiment) {
   std::map<std::pair<std::string, std::size_t>, std::vector<const Result*>> groups;

@@ -113,11 +113,6 @@ std::vector<std::string> csv_header();
 std::vector<std::string> csv_row(const Result& r);
 std::string csv_line(const Result& r);  // csv_row joined, with its newline
 
-// Writes results.csv and results.json into dir, each through a temporary
-// file and a rename so a reader never sees a half-written file.
-void write_results(const std::string& dir, std::span<const Result> results,
-                   const nlohmann::json& provenance, const nlohmann::json& summary);
-
 // A console table of the results of one experiment, as the labs print them.
 std::string format_table(std::span<const Result> results, const std::string& experiment);
 

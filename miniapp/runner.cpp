@@ -302,6 +302,7 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
     j["gpu_crossover"] = gpu_crossover_json(find_crossovers(results));
     j["float64_over_float32"] = dtype_ratios_json(find_dtype_ratios(results));
   }
+  if (!incomplete.empty()) j["incomplete"] = incomplete;
   if (interrupted_by != 0)
     j["interrupted"] = {{"signal", signal_name(interrupted_by)},
                         {"abandoned", abandoned},
@@ -310,7 +311,11 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
 }
 
 Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries)
-    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries) {}
+    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries) {
+  // Made before anything is measured: a folder that cannot be written (or
+  // that another run writes into) stops the run here, with OutputError.
+  if (m_options.out_dir) m_files.emplace(*m_options.out_dir, m_provenance);
+}
 
 void Sink::record(Result r) {
   m_summary.failed += r.status == Status::fail;
@@ -360,10 +365,21 @@ RunSummary Sink::finish() {
   return std::move(m_summary);
 }
 
-void Sink::write_files(std::size_t /*first_changed*/, bool analysis) {
-  if (m_options.out_dir)
-    write_results(*m_options.out_dir, m_summary.results, m_provenance,
-                  m_summary.to_json(analysis));
+// rows[first_changed, end) are new or changed. An output error is said once;
+// then nothing more is written, and measuring goes on.
+void Sink::write_files(std::size_t first_changed, bool last) {
+  if (!m_files || !m_summary.incomplete.empty()) return;
+  try {
+    if (last)
+      m_files->finish(m_summary.results, m_summary.to_json(true));
+    else
+      m_files->update(m_summary.results, first_changed, m_summary.to_json(false));
+  } catch (const OutputError& e) {
+    m_summary.incomplete = e.what();
+    if (m_options.progress)
+      fmt::print(*m_options.progress,
+                 "portalab: {}: results are no longer written; the run goes on\n", e.what());
+  }
 }
 
 // ---- All three --------------------------------------------------------------

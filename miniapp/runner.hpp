@@ -9,6 +9,7 @@
 
 #include "deck.hpp"
 #include "result.hpp"
+#include "result_files.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,9 @@ class Registry;
 class Case;
 
 struct RunOptions {
-  std::optional<std::string> out_dir;  // results.csv and results.json go here
+  // results.csv and results.json go here (result_files.hpp); a folder that
+  // cannot be written stops run_deck before it measures (OutputError).
+  std::optional<std::string> out_dir;
   const Calibration* limits = nullptr;  // fills each row's limit and pct_of_limit
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
@@ -67,6 +70,9 @@ struct RunSummary {
   int interrupted_by = 0;
   std::string abandoned;
   std::size_t not_run = 0;
+  // Set when the result files could not be written: the reason. The run
+  // went on; the files hold what was written before.
+  std::string incomplete;
   // Counts and failures; `analysis` adds the crossover and type ratios, which
   // read every row (once, at the end, not after each entry).
   nlohmann::json to_json(bool analysis = true) const;
@@ -109,13 +115,14 @@ class Sink {
   std::size_t rows() const { return m_summary.results.size(); }
 
  private:
-  void write_files(std::size_t first_changed, bool analysis);
+  void write_files(std::size_t first_changed, bool last);
 
   const RunOptions& m_options;
   nlohmann::json m_provenance;
   std::size_t m_entries;
   RunSummary m_summary;
   Speedups m_speedups;
+  std::optional<ResultFiles> m_files;
   std::string m_last_experiment;
 };
 

@@ -1,5 +1,9 @@
 #include "spaces.hpp"
 
+#include <cstdlib>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
 
 namespace portalab {
 
@@ -16,6 +20,18 @@ bool is_host_space(std::string_view name) {
     if (name == Space::name()) host = is_host_space_v<Space>;
   });
   return host;
+}
+
+int visible_device_count() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::getenv("KOKKOS_VISIBLE_DEVICES")) return -1;  // Kokkos' own list: not checked
+  int count = 0;
+  // No device, no driver: 0, and any --kokkos-device-id is refused.
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+#else
+  return -1;
+#endif
 }
 
 }  // namespace portalab

@@ -2,14 +2,33 @@
 """Two sets of portalab results side by side, entry by entry (space,
 experiment, variant, type, size, copy mode), on one phase's time.
 
-A difference is called "faster" or "slower" only when the repetitions do not
-overlap: every repetition of one side took less time than every repetition of
-the other (new max < base min, or new min > base max). Anything else is
-"same": the change is within the spread of the repetitions. A check that
-passed in BASE and does not in NEW is "broken".
+A difference is called "faster" or "slower" only when it stands out of
+both kinds of noise:
+
+- within a run: the repetitions do not overlap (new max < base min, or
+  new min > base max), and
+- between runs: the change of the median, as a log ratio, exceeds --sigmas
+  (default 4) times the run-to-run noise of entries of its size. Two runs of
+  one deck on one machine differ by more than their repetitions' spread
+  (clocks, thread placement, page placement, other jobs), and the shorter an
+  entry the more. That noise is measured, not assumed: the robust standard
+  deviation (1.4826 x the median absolute deviation) of the log ratios of
+  every entry that passed in both, per decade of the BASE time (<0.01 ms,
+  0.01-0.1 ms, ...; a decade of fewer than 12 takes the nearest measured),
+  combined with each side's own standard error of the median
+  (1.25 std / sqrt(reps)). A shift of every entry alike (a slower machine)
+  leaves that spread small and is reported; when more than about half the
+  entries of a decade changed, that decade's noise grows with them: give
+  --noise-from with two runs known to be alike (the same build, back to
+  back) to measure the noise there instead. --min-noise (default 1%) is its
+  floor.
+
+Anything else is "same". A check that passed in BASE and does not in NEW is
+"broken".
 
     scripts/compare.py results/1234 results/1301 --threshold 5
     scripts/compare.py old/results.json new/results.json --phase kernel --markdown
+    scripts/compare.py base new --noise-from base base-again
 
 Exit status: 0 no regression; 1 a regression: an entry "slower" by more than
 --threshold percent (median against median), or "broken"; 2 bad input.
@@ -18,13 +37,74 @@ row per entry: compare one machine's runs with another's, or give --host and
 --device to pick one when a side mixes machines.
 """
 import argparse
+import math
+import statistics
 import sys
 
 import portalab_results as pr
 
+SIGMAS = 4.0          # a change beyond this many noise deviations stands out
+MIN_GROUP = 12        # entries a decade needs for a noise estimate of its own
+MIN_NOISE = 0.01      # floor of the run-to-run noise (relative)
 
-def classify(base, new, phase):
-    """(verdict, relative change of the median) of one entry."""
+
+def median_se(row, phase):
+    """Relative standard error of the row's median, from its repetitions."""
+    std, med, reps = row.get(f"{phase}_std_ms"), row.get(f"{phase}_ms"), row.get("reps")
+    if not std or not med or not reps or med <= 0:
+        return 0.0
+    return 1.2533 * std / med / math.sqrt(reps)
+
+
+def decade(ms):
+    return math.floor(math.log10(ms)) if ms > 0 else None
+
+
+def robust_sigma(xs):
+    med = statistics.median(xs)
+    return 1.4826 * statistics.median(abs(x - med) for x in xs)
+
+
+class Noise:
+    """Run-to-run noise of one phase, as a relative (log) deviation, per
+    decade of the entry's BASE time, measured on pairs of rows of one entry."""
+
+    def __init__(self, pairs, phase, floor=MIN_NOISE):
+        self.floor = floor
+        by_decade, every = {}, []
+        for b, n in pairs:
+            if b["check"] != "PASS" or n["check"] != "PASS":
+                continue
+            bt, nt = b[f"{phase}_ms"], n[f"{phase}_ms"]
+            if not bt or not nt or bt <= 0 or nt <= 0:
+                continue
+            x = math.log(nt / bt)
+            every.append(x)
+            by_decade.setdefault(decade(bt), []).append(x)
+        self.pooled = robust_sigma(every) if len(every) >= 2 else 0.0
+        self.count = len(every)
+        self.by_decade = {d: robust_sigma(xs) for d, xs in by_decade.items()
+                          if len(xs) >= MIN_GROUP}
+
+    def sigma(self, base_ms):
+        """The noise of the entry's decade; for a decade of too few entries,
+        the nearest decade measured (the larger of two as near), else all."""
+        d = decade(base_ms)
+        if d in self.by_decade or not self.by_decade or d is None:
+            return max(self.floor, self.by_decade.get(d, self.pooled))
+        near = min(abs(k - d) for k in self.by_decade)
+        return max(self.floor, max(s for k, s in self.by_decade.items() if abs(k - d) == near))
+
+    def describe(self):
+        parts = [f"{10.0 ** d:g}-{10.0 ** (d + 1):g} ms: {s:.1%}"
+                 for d, s in sorted(self.by_decade.items())]
+        parts.append(f"pooled ({self.count} entries): {self.pooled:.1%}")
+        return "; ".join(parts) + f"; floor {self.floor:.1%}"
+
+
+def classify(base, new, phase, noise=None, sigmas=SIGMAS):
+    """(verdict, relative change of the median) of one entry. Without noise,
+    the repetitions' spread alone decides."""
     if base["check"] == "PASS" and new["check"] != "PASS":
         return "broken", None
     if base["check"] != "PASS" or new["check"] != "PASS":
@@ -32,10 +112,17 @@ def classify(base, new, phase):
     b, n = base[f"{phase}_ms"], new[f"{phase}_ms"]
     change = (n - b) / b if b > 0 else None
     if new[f"{phase}_max_ms"] < base[f"{phase}_min_ms"]:
-        return "faster", change
-    if new[f"{phase}_min_ms"] > base[f"{phase}_max_ms"]:
-        return "slower", change
-    return "same", change
+        verdict = "faster"
+    elif new[f"{phase}_min_ms"] > base[f"{phase}_max_ms"]:
+        verdict = "slower"
+    else:
+        return "same", change
+    if noise is not None and b > 0 and n > 0:
+        spread = math.sqrt(noise.sigma(b) ** 2 + median_se(base, phase) ** 2
+                           + median_se(new, phase) ** 2)
+        if abs(math.log(n / b)) <= sigmas * spread:
+            return "same", change
+    return verdict, change
 
 
 def index(rows, side):
@@ -55,9 +142,17 @@ def pick(rows, host, device):
             and (device is None or device in r["device"])]
 
 
-def compare(base_rows, new_rows, phase, threshold):
-    """Table rows and whether any is a regression."""
+def pairs_of(base_rows, new_rows):
     base, new = index(base_rows, "BASE"), index(new_rows, "NEW")
+    return [(base[k], new[k]) for k in base if k in new]
+
+
+def compare(base_rows, new_rows, phase, threshold, noise=None, sigmas=SIGMAS):
+    """Table rows and whether any is a regression. noise: a Noise; by
+    default measured on these two sides."""
+    base, new = index(base_rows, "BASE"), index(new_rows, "NEW")
+    if noise is None:
+        noise = Noise(pairs_of(base_rows, new_rows), phase)
     table, regression = [], False
     n_at = pr.ENTRY_KEY.index("n")
     for k in sorted(set(base) | set(new),
@@ -67,7 +162,7 @@ def compare(base_rows, new_rows, phase, threshold):
             r = b or n
             table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False))
             continue
-        verdict, change = classify(b, n, phase)
+        verdict, change = classify(b, n, phase, noise, sigmas)
         regressed = verdict == "broken" or (
             verdict == "slower" and change is not None and change * 100 > threshold)
         regression |= regressed
@@ -112,20 +207,37 @@ def main(argv=None):
     ap.add_argument("--host", help="only rows of this host name (both sides)")
     ap.add_argument("--device", help="only rows whose device name contains this (both sides)")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table")
+    ap.add_argument("--sigmas", type=float, default=SIGMAS,
+                    help=f"run-to-run noise deviations a change must exceed (default {SIGMAS:g})")
+    ap.add_argument("--min-noise", type=float, default=100 * MIN_NOISE,
+                    help=f"floor of the run-to-run noise, percent (default {100 * MIN_NOISE:g})")
+    ap.add_argument("--noise-from", nargs=2, metavar=("RUN_A", "RUN_B"),
+                    help="measure the run-to-run noise on these two runs of one build "
+                         "instead of on BASE and NEW")
     args = ap.parse_args(argv)
+    if args.sigmas <= 0 or args.min_noise < 0:
+        pr.fail("--sigmas must be > 0 and --min-noise >= 0")
     try:
         base = pick(pr.load([args.base]), args.host, args.device)
         new = pick(pr.load([args.new]), args.host, args.device)
+        if args.noise_from:
+            alike = [pick(pr.load([p]), args.host, args.device) for p in args.noise_from]
     except pr.ResultsError as e:
         pr.fail(str(e))
     if not base or not new:
         pr.fail("nothing to compare: a side has no rows (check --host/--device)")
-    table, regression = compare(base, new, args.phase, args.threshold)
+    noise = Noise(pairs_of(*alike) if args.noise_from else pairs_of(base, new), args.phase,
+                  args.min_noise / 100)
+    table, regression = compare(base, new, args.phase, args.threshold, noise, args.sigmas)
     sys.stdout.write(render(table, args.phase, args.markdown))
     counts = {}
     for row in table:
         counts[row[3]] = counts.get(row[3], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(f"compare: run-to-run noise of {args.phase} (robust std of log ratios"
+          f"{', from --noise-from' if args.noise_from else ''}): {noise.describe()}; "
+          f"a change must exceed {args.sigmas:g} of it and the repetitions' spread",
+          file=sys.stderr)
     print(f"compare: {summary}; "
           f"{'REGRESSION' if regression else 'no regression'} "
           f"(threshold {args.threshold:g}% on {args.phase})", file=sys.stderr)

@@ -6,7 +6,8 @@ against the best transfer of its kind measured by the calibration.
     scripts/pct_of_limit.py results/run/results.json [--min-n N]
 """
 import argparse
-import json
+
+import portalab_results as pr
 
 
 def pct(v):
@@ -18,8 +19,7 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--min-n", type=int, default=0, help="only rows with n >= this")
     args = parser.parse_args()
-    with open(args.results) as f:
-        doc = json.load(f)
+    doc = pr.read_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     devices = {d["space"]: d.get("name", "") for d in doc["provenance"]["devices"]}
     print(f"calibration: {cal['mode'] if cal else 'none'}")

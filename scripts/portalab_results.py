@@ -1,5 +1,7 @@
 """Reading portalab's results.json files: shared by collect.py, plot.py and
-compare.py so that the three agree on what a row and its key are.
+compare.py so that the three agree on what a row and its key are. A run that
+did not finish (killed, or out of disk) leaves its journal, results.jsonl,
+beside the files; it is then read instead, as it holds every completed entry.
 
 A row is one entry of a file's "results" list, flattened: the row's own
 fields, the phase statistics as <phase>_<stat>_ms (total_min_ms, ...), and
@@ -35,12 +37,13 @@ def find_results(paths):
             found = []
             for root, dirs, names in os.walk(p):
                 dirs.sort()
-                if "results.json" in names:
+                # A run killed before its first full file has its journal only.
+                if "results.json" in names or JOURNAL in names:
                     found.append(os.path.join(root, "results.json"))
             if not found:
                 raise ResultsError(f"{p}: no results.json below this folder")
             files += found
-        elif os.path.isfile(p):
+        elif os.path.isfile(p) or os.path.isfile(os.path.join(os.path.dirname(p), JOURNAL)):
             files.append(p)
         else:
             raise ResultsError(f"{p}: no such file or folder")
@@ -59,11 +62,58 @@ def flatten(row, run, devices):
     return out
 
 
-def read_file(path):
-    """The flattened rows of one results.json."""
+JOURNAL = "results.jsonl"
+
+
+def read_journal(path):
+    """The document a run's journal (results.jsonl) holds: its provenance and
+    every row it recorded, each update's rows replacing those from its
+    "first" on. A last line cut short by a kill is left out."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
     try:
-        with open(path) as f:
-            doc = json.load(f)
+        head = json.loads(lines[0])
+        prov = head["provenance"]
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise ResultsError(f"{path}: not a portalab journal ({e})") from e
+    rows = []
+    for line in lines[1:]:
+        if not line:
+            continue
+        try:
+            update = json.loads(line)
+            first, new = update["first"], update["rows"]
+        except (ValueError, KeyError, TypeError):
+            break  # cut short: what came before stands
+        rows[first:] = new
+    counts = {c: sum(r.get("check") == c for r in rows)
+              for c in ("PASS", "FAIL", "ERROR", "SKIPPED", "N/A")}
+    summary = {"entries": len(rows), "failed": counts["FAIL"], "errors": counts["ERROR"],
+               "skipped": counts["SKIPPED"], "not_applicable": counts["N/A"],
+               "incomplete": "the run did not finish: rows read from its journal"}
+    return {"provenance": prov, "summary": summary, "results": rows}
+
+
+def read_document(path):
+    """results.json as a run left it: while a journal lies beside it, the run
+    did not finish (killed, or its files could not be written) and the
+    journal holds every completed entry, results.json perhaps fewer."""
+    journal = os.path.join(os.path.dirname(path), JOURNAL)
+    if os.path.basename(path) == JOURNAL:
+        return read_journal(path)
+    if os.path.exists(journal):
+        try:
+            return read_journal(journal)
+        except (OSError, ResultsError):
+            pass  # a journal begun but empty: results.json, if any, stands
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_file(path):
+    """The flattened rows of one results.json (or of its run's journal)."""
+    try:
+        doc = read_document(path)
         prov = doc["provenance"]
         rows = doc["results"]
     except (OSError, ValueError, KeyError, TypeError) as e:

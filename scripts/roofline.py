@@ -6,9 +6,10 @@ result (kernel phase) at its declared FLOPs per byte.
     scripts/roofline.py results/run/results.json [--out DIR]   # DIR/roofline_<space>.png
 """
 import argparse
-import json
 import os
 import sys
+
+import portalab_results as pr
 
 try:
     import matplotlib
@@ -57,8 +58,7 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
-    with open(args.results) as f:
-        doc = json.load(f)
+    doc = pr.read_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     if not cal:
         sys.exit(f"{args.results}: the run was not calibrated (deck calibrate = \"none\" and no "

@@ -2,6 +2,7 @@
 // file, line and column and what was expected.
 #include "deck.hpp"
 #include "experiment.hpp"
+#include "kokkos_options.hpp"
 #include "spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -243,6 +244,110 @@ TEST(Deck, EveryShippedDeckIsValid) {
 
 TEST(Deck, MissingFileIsAnInputError) {
   EXPECT_THROW(portalab::load_deck("/nonexistent/deck.toml", catalog()), InputError);
+}
+
+// The message of the InputError text raises, or "" if it parses.
+std::string error_of(const std::string& text, portalab::DeckOverrides o = {}) {
+  try {
+    parse_deck(text, "d.toml", catalog(), o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// toml++ recurses once per level: 300,000 levels overflowed the stack
+// (exit 139, no message). Refused before parsing, at the place too deep.
+TEST(Deck, NestingBeyondItsLimitIsRefusedBeforeParsing) {
+  std::string dotted;
+  for (int i = 0; i < 300000; ++i) dotted += "a.";
+  EXPECT_EQ(error_of(dotted + "a = 1\n").rfind("d.toml:1:", 0), 0u);
+  EXPECT_NE(error_of(dotted + "a = 1\n").find("nested more than"), std::string::npos);
+  EXPECT_EQ(error_of("[" + dotted + "a]\n").rfind("d.toml:1:", 0), 0u);
+  EXPECT_EQ(error_of("[vector_poly]\nsizes = {" + dotted.substr(0, 200) + "b = 1}\n")
+                .rfind("d.toml:2:", 0),
+            0u);
+  std::string lists = "[vector_poly]\nsizes = ";
+  for (int i = 0; i < 40; ++i) lists += "[";
+  EXPECT_EQ(error_of(lists + "1\n").rfind("d.toml:2:", 0), 0u);
+  // Dots in strings, comments and numbers are no nesting.
+  EXPECT_EQ(error_of("# " + dotted.substr(0, 300) + "\n[vector_poly]\nsizes = [1.5e3, 2e3]\n"
+                     "dtypes = \"float64\" # a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z."
+                     "a.b.c.d.e.f.g\n"),
+            "");
+  EXPECT_NE(error_of("\"" + dotted.substr(0, 300) + "\" = 1\n[vector_poly]\n").find("unknown key"),
+            std::string::npos);
+  portalab::DeckOverrides o;
+  o.set = {"vector_poly.sizes=" + std::string(100, '[') + "1" + std::string(100, ']')};
+  EXPECT_EQ(error_of("[vector_poly]\n", o).rfind("'--set vector_poly.sizes=", 0), 0u);
+}
+
+TEST(Deck, ADeckOrOverrideBeyondItsSizeIsRefused) {
+  EXPECT_NE(error_of(std::string(2 << 20, '#')).find("a deck is at most"), std::string::npos);
+  portalab::DeckOverrides o;
+  o.set = {"reps=" + std::string(100000, '1')};
+  EXPECT_EQ(error_of("[vector_poly]\n", o).rfind("'--set reps=", 0), 0u);
+  // Read no further than the limit: /dev/zero is refused, not read forever.
+  EXPECT_THROW(portalab::load_deck("/dev/zero", catalog()), InputError);
+  EXPECT_THROW(portalab::load_deck(std::filesystem::temp_directory_path().string(), catalog()),
+               InputError);
+}
+
+TEST(Deck, ASizeListedTwiceInAnySpellingIsRefused) {
+  EXPECT_EQ(error_of("[vector_poly]\nsizes = [1000, 1e3, 1_000]\n"),
+            "d.toml:2:16: [vector_poly] sizes: 1000 is listed twice");
+  portalab::DeckOverrides o;
+  o.set = {"vector_poly.sizes=[5,5.0]"};
+  EXPECT_NE(error_of("[vector_poly]\n", o).find("listed twice"), std::string::npos);
+}
+
+TEST(Deck, PinnedCopiesOnHostSpacesAloneAreRefused) {
+  auto host = catalog();
+  host.spaces = {"Serial", "OpenMP"};
+  try {
+    parse_deck("spaces = [\"Serial\"]\ncopies = [\"pinned\"]\n[vector_poly]\n", "d.toml", host);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("d.toml:2:10: [vector_poly] copies: pinned", 0), 0u)
+        << e.what();
+  }
+  auto gpu = catalog();
+  gpu.spaces = {"Serial", "Cuda"};
+  EXPECT_NO_THROW(parse_deck("copies = \"pinned\"\n[vector_poly]\n", "d.toml", gpu));
+}
+
+// --kokkos-* options and the variables Kokkos reads, before Kokkos::initialize.
+TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
+  const portalab::KokkosOptionLimits limits{64, 2, true};
+  auto no_env = [](const char*) -> const char* { return nullptr; };
+  auto error = [&](std::vector<std::string> args, auto env) -> std::string {
+    try {
+      portalab::check_kokkos_options(args, env, limits);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return {};
+  };
+  for (const std::string bad :
+       {"--kokkos-num-threads=0", "--kokkos-num-threads=-4", "--kokkos-num-threads=four",
+        "--kokkos-num-threads=4x", "--kokkos-num-threads=4294967297",
+        "--kokkos-num-threads=65", "--kokkos-num-threads=", "--kokkos-num-threads",
+        "--kokkos-device-id=2", "--kokkos-device-id=-1", "--kokkos-map-device-id-by=near",
+        "--kokkos-disable-warnings=perhaps", "--kokkos-numthreads=4", "--kokkos-help=yes"})
+    EXPECT_EQ(error({bad}, no_env).rfind("'" + bad + "'", 0), 0u) << bad;
+  EXPECT_EQ(error({"--kokkos-num-threads=64", "--kokkos-device-id=1", "--kokkos-disable-warnings",
+                   "--kokkos-print-configuration=no", "--kokkos-map-device-id-by=mpi_rank",
+                   "--kokkos-tools-libs=libx.so", "--kokkos-help"},
+                  no_env),
+            "");
+  auto env = [](const char* name) -> const char* {
+    return std::string_view(name) == "OMP_NUM_THREADS" ? "8,2" : nullptr;
+  };
+  EXPECT_EQ(error({}, env), "");
+  auto huge = [](const char* name) -> const char* {
+    return std::string_view(name) == "KOKKOS_NUM_THREADS" ? "100000" : nullptr;
+  };
+  EXPECT_EQ(error({}, huge).rfind("environment variable KOKKOS_NUM_THREADS=100000", 0), 0u);
 }
 
 }  // namespace

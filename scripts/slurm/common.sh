@@ -56,15 +56,16 @@ portalab_run_deck() {
   "$PORTALAB_BIN" info >"$out/info.json"
   local status=0
   # At its time limit Slurm sends SIGTERM to every process of the job (as
-  # `scancel --signal=TERM --full` does): portalab stops at a safe point,
-  # writes its results and exits 143, but this shell and tee would die at
-  # once, losing the end of table.txt and the exit status. They ignore the
-  # signal while portalab runs (which sets its own handler); `set -e` then
+  # `scancel --signal=TERM --full` does; --signal=USR1@60 a warning, a
+  # closed session SIGHUP): portalab stops at a safe point, writes its
+  # results and exits 128 + the signal, but this shell and tee would die at
+  # once, losing the end of table.txt and the exit status. They ignore those
+  # signals while portalab runs (which sets its own handlers); `set -e` then
   # ends the job with portalab's status.
-  trap '' TERM INT
+  trap '' TERM INT HUP USR1 USR2 XCPU
   "${PORTALAB_LAUNCH[@]}" "$PORTALAB_BIN" run "$deck" --out "$out" "${PORTALAB_EXTRA[@]}" "$@" \
     | tee "$out/table.txt" || status=${PIPESTATUS[0]}
-  trap - TERM INT
+  trap - TERM INT HUP USR1 USR2 XCPU
   echo "portalab: $deck -> $out (exit $status)"
   return "$status"
 }

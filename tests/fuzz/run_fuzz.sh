@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Runs each deck fuzzer (cmake --preset fuzz) for a bounded time, seeded with
-# the decks in inputs/ and tests/decks and the --set examples in set_seeds.txt;
-# first replays tests/fuzz/regressions/. Fails on any crash, leak, timeout or
+# Runs each fuzzer (cmake --preset fuzz: the deck, --set, the command line
+# before Kokkos) for a bounded time, seeded with the decks in inputs/ and
+# tests/decks, the --set examples in set_seeds.txt, the command lines in
+# cli_seeds.txt and deep inputs made here; first replays
+# tests/fuzz/regressions/ and the deep inputs. Fails on any crash, leak, timeout or
 # sanitizer report; the input that caused it is kept in build/fuzz/artifacts/.
 #   tests/fuzz/run_fuzz.sh [SECONDS]   # total for all fuzzers; default 60
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$root/build/fuzz"
 seconds="${1:-60}"
-fuzzers=(fuzz_deck fuzz_set)
+fuzzers=(fuzz_deck fuzz_set fuzz_cli)
+# Longest input per fuzzer: past each limit (a deck 1 MiB, an override 64
+# KiB) would slow every mutation; deep nesting needs tens of kB.
+declare -A max_len=([fuzz_deck]=262144 [fuzz_set]=70000 [fuzz_cli]=8192)
 per_fuzzer=$((seconds / ${#fuzzers[@]}))
 ((per_fuzzer >= 1)) || per_fuzzer=1
 
@@ -36,6 +41,27 @@ while IFS= read -r set; do
     { printf '%s\n' "$set"; cat "$deck"; } >"$work/seeds/fuzz_deck/$(basename "$deck" .toml)-set$i"
   done
 done <"$root/tests/fuzz/set_seeds.txt"
+# Deep and large: a dotted key and a table header of 60,000 levels (300,000
+# overflowed toml++'s stack before the nesting limit), lists and inline
+# tables past it, a deck of many plain lines.
+mkdir -p "$work/deep/fuzz_deck" "$work/deep/fuzz_set" "$work/seeds/fuzz_cli"
+deep_key=$(printf 'a.%.0s' $(seq 60000))
+{ echo; echo "${deep_key}a = 1"; } >"$work/deep/fuzz_deck/dotted-key"
+{ echo; echo "[${deep_key}a]"; } >"$work/deep/fuzz_deck/dotted-header"
+{ echo; echo '[vector_poly]'; printf 'sizes = '; printf '[%.0s' $(seq 300); echo 1; } \
+  >"$work/deep/fuzz_deck/lists"
+{ echo; echo '[vector_poly]'; printf 'sizes = '; printf '{a=%.0s' $(seq 300); echo 1; } \
+  >"$work/deep/fuzz_deck/inline-tables"
+{ echo; for i in $(seq 5000); do echo "# line $i"; done; echo '[vector_poly]'; } \
+  >"$work/deep/fuzz_deck/long"
+{ printf 'vector_poly.sizes='; printf '[%.0s' $(seq 5000); } >"$work/deep/fuzz_set/lists"
+cp "$work"/deep/fuzz_deck/* "$work/seeds/fuzz_deck/"
+cp "$work"/deep/fuzz_set/* "$work/seeds/fuzz_set/"
+i=0
+while IFS= read -r line; do
+  i=$((i + 1))
+  printf '%b' "$line" >"$work/seeds/fuzz_cli/cli$i"
+done <"$root/tests/fuzz/cli_seeds.txt"
 
 # Sanitizer reports are fatal (-fno-sanitize-recover); leaks are reported too.
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -44,14 +70,17 @@ status=0
 for fuzzer in "${fuzzers[@]}"; do
   exe="$build/tests/fuzz/$fuzzer"
   regressions="$root/tests/fuzz/regressions/$fuzzer"
-  if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
-    echo "fuzz: $fuzzer: replaying $(ls "$regressions" | wc -l) regression inputs"
-    "$exe" "$regressions"/* >"$work/$fuzzer.replay.log" 2>&1 ||
+  replay=()
+  [ -d "$regressions" ] && replay+=("$regressions"/*)
+  [ -d "$work/deep/$fuzzer" ] && replay+=("$work/deep/$fuzzer"/*)
+  if ((${#replay[@]})); then
+    echo "fuzz: $fuzzer: replaying ${#replay[@]} regression and deep inputs"
+    "$exe" "${replay[@]}" >"$work/$fuzzer.replay.log" 2>&1 ||
       { tail -n 40 "$work/$fuzzer.replay.log"; echo "fuzz: $fuzzer: a regression input fails"; status=1; continue; }
   fi
   echo "fuzz: $fuzzer for ${per_fuzzer}s"
   mkdir -p "$work/corpus/$fuzzer"
-  if ! "$exe" -max_total_time="$per_fuzzer" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+  if ! "$exe" -max_total_time="$per_fuzzer" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$fuzzer]}" \
       -dict="$root/tests/fuzz/deck.dict" -artifact_prefix="$artifacts/$fuzzer-" -print_final_stats=1 \
       "$work/corpus/$fuzzer" "$work/seeds/$fuzzer" >"$work/$fuzzer.log" 2>&1; then
     tail -n 60 "$work/$fuzzer.log"

@@ -1,4 +1,5 @@
-"""A run must never lose what it measured: signalled, killed, short of memory.
+"""A run must never lose what it measured: signalled, killed, short of memory,
+short of disk, given hostile options.
 
     PORTALAB=build/host/portalab PORTALAB_FAIL_ALLOC=build/host/tests/libportalab_fail_alloc.so \
         python3 tests/reliability/test_reliability.py [TestClass...]
@@ -8,6 +9,7 @@ entries, many repetitions, so that a run lasts seconds), disturbs it, then
 parses the result files it left.
 """
 import csv
+import glob
 import json
 import os
 import resource
@@ -22,6 +24,9 @@ import unittest
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DECK = os.path.join(SOURCE, "tests", "decks", "long_run.toml")
 ENV = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+
+import portalab_results  # noqa: E402  (reads the journal of a run that did not finish)
 
 
 def read_results(out):
@@ -33,12 +38,22 @@ def read_results(out):
     return doc, rows
 
 
+def read_journal(out):
+    """The rows a run recorded, read as the scripts read them (the journal
+    while it lies there, else results.json)."""
+    return portalab_results.read_document(os.path.join(out, "results.json"))
+
+
 def entries_written(out):
     try:
-        with open(os.path.join(out, "results.json")) as f:
-            return len(json.load(f)["results"])
-    except (OSError, ValueError, KeyError):
+        return len(read_journal(out)["results"])
+    except (OSError, ValueError, KeyError, portalab_results.ResultsError):
         return 0
+
+
+def leftovers(out):
+    """Temporary files a run left behind."""
+    return glob.glob(os.path.join(out, "*.tmp")) + glob.glob(os.path.join(out, ".portalab-probe*"))
 
 
 class Base(unittest.TestCase):
@@ -75,6 +90,9 @@ class Base(unittest.TestCase):
         for r in results:
             self.assertEqual(r["check"], "PASS", r)
             self.assertGreater(r["kernel_ms"], 0)
+        # A finished run leaves its two files only.
+        self.assertFalse(os.path.exists(os.path.join(self.out, "results.jsonl")))
+        self.assertEqual(leftovers(self.out), [])
 
 
 class SignalTest(Base):
@@ -98,6 +116,15 @@ class SignalTest(Base):
 
     def test_sigint_keeps_results_and_exits_130(self):
         self.interrupt(signal.SIGINT, 128 + signal.SIGINT)
+
+    def test_every_signal_that_ends_a_job_is_handled_like_sigterm(self):
+        # A closed terminal, a batch system's warning or CPU limit, Ctrl-\, a
+        # reader of stdout gone: each would otherwise kill the run at once.
+        for sig in (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU,
+                    signal.SIGQUIT, signal.SIGPIPE):
+            with self.subTest(signal=sig.name):
+                shutil.rmtree(self.out, ignore_errors=True)
+                self.interrupt(sig, 128 + sig)
 
     def test_signal_during_calibration_stops_before_the_first_entry(self):
         proc = self.start(calibrate="quick")
@@ -131,7 +158,9 @@ class SignalTest(Base):
 class Kill9Test(Base):
     def test_kill_9_leaves_valid_files(self):
         # Killed at several moments, one of them likely mid-write: each time
-        # the files hold every entry completed before, and parse.
+        # the journal holds every entry completed before, and both full
+        # files parse, each holding the first entries of it (they are
+        # rewritten less often than the journal grows).
         for after, delay in [(1, 0.0), (2, 0.013), (3, 0.031)]:
             shutil.rmtree(self.out, ignore_errors=True)
             proc = self.start()
@@ -140,9 +169,18 @@ class Kill9Test(Base):
             proc.kill()
             proc.communicate(timeout=60)
             self.assertEqual(proc.returncode, -signal.SIGKILL)
+            journal = read_journal(self.out)
+            self.assertGreaterEqual(len(journal["results"]), after)
+            self.assertIn("incomplete", journal["summary"])
+            for r in journal["results"]:
+                self.assertEqual(r["check"], "PASS", r)
             doc, rows = read_results(self.out)
-            self.assert_consistent(doc, rows, same_length=False)
-            self.assertGreaterEqual(len(doc["results"]), after)
+            self.assertLessEqual(len(doc["results"]), len(journal["results"]))
+            self.assertLessEqual(len(rows), len(journal["results"]))
+            for row, r in zip(rows, journal["results"]):
+                self.assertEqual((row["experiment"], row["variant"], row["dtype"], row["copies"]),
+                                 (r["experiment"], r["variant"], r["dtype"], r["copies"]))
+            self.assertEqual(doc["results"], journal["results"][:len(doc["results"])])
 
 
 class MemoryTest(Base):
@@ -185,6 +223,192 @@ class MemoryTest(Base):
         self.assertEqual(big["check"], "SKIPPED")
         self.assertIn("needs 3.73 GiB", big["note"])
         self.assertEqual(results[("vector_poly", 1000)]["check"], "PASS")
+
+
+SMALL = ["--set", "reps=3", "--set", "warmups=0"]
+
+
+class OutputTest(Base):
+    """Result files that cannot be written: said why, before measuring where
+    it can be known, the run going on otherwise, nothing left behind."""
+
+    def mount_tmpfs(self, size):
+        where = os.path.join(self.tmp, "small")
+        os.makedirs(where)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", where],
+                           capture_output=True)
+        if p.returncode != 0:
+            return None
+        self.addCleanup(subprocess.run, ["umount", "-l", where])
+        return where
+
+    def check_cut_short(self, p, out, reason):
+        self.assertEqual(p.returncode, 1, p.stderr[-2000:])
+        # Said once, with the system's reason; measuring went on.
+        self.assertEqual(p.stderr.count("results are no longer written"), 1, p.stderr[-2000:])
+        self.assertIn(reason, p.stderr)
+        self.assertIn("results INCOMPLETE", p.stdout)
+        self.assertIn(reason, p.stdout)
+        self.assertIn("[10/10]", p.stderr)
+        for table in ("vector_poly  float64", "vector_poly  float32", "stream_copy  float64"):
+            self.assertIn(table, p.stdout)
+        self.assertEqual(leftovers(out), [])
+        # What was written parses: the journal's lines are whole.
+        journal = read_journal(out)
+        self.assertLess(len(journal["results"]), 10)
+
+    def test_full_disk_mid_run(self):
+        small = self.mount_tmpfs("40k")
+        if small is None:
+            self.skipTest("cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN); "
+                          "test_file_size_limit_mid_run covers a write failing mid-run")
+        out = os.path.join(small, "out")
+        p = subprocess.run([os.environ["PORTALAB"], "run", DECK, *SMALL, "--set", "calibrate=none",
+                            "--out", out], env=ENV, capture_output=True, text=True, timeout=300)
+        self.check_cut_short(p, out, "No space left on device")
+
+    def test_file_size_limit_mid_run(self):
+        # ulimit -f: a real write failing (EFBIG), where SIGXFSZ would
+        # otherwise have killed the process without a word.
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (12 << 10, 12 << 10))  # 19 kB are needed
+        p = subprocess.run([os.environ["PORTALAB"], "run", DECK, *SMALL, "--set", "calibrate=none",
+                            "--out", self.out], env=ENV, capture_output=True, text=True,
+                           timeout=300, preexec_fn=limit)
+        self.check_cut_short(p, self.out, "File too large")
+
+    def test_unwritable_out_exits_2_before_measuring(self):
+        afile = os.path.join(self.tmp, "a_file")
+        open(afile, "w").close()
+        for out, reason in [(os.path.join(afile, "out"), "Not a directory"),
+                            ("/proc/portalab-out", "")]:
+            start = time.monotonic()
+            p = subprocess.run([os.environ["PORTALAB"], "run", DECK, "--set", "calibrate=quick",
+                                "--out", out], env=ENV, capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+            self.assertIn(out, p.stderr)
+            self.assertIn(reason, p.stderr)
+            self.assertNotIn("calibrate:", p.stderr)  # nothing measured first
+            self.assertLess(time.monotonic() - start, 20)
+
+    def test_calibrate_out_unwritable_exits_2_before_measuring(self):
+        afile = os.path.join(self.tmp, "a_file")
+        open(afile, "w").close()
+        for out in (os.path.join(afile, "cal.json"), self.tmp):
+            p = subprocess.run([os.environ["PORTALAB"], "calibrate", "--quick", "--out", out],
+                               env=ENV, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+            self.assertIn(out, p.stderr)
+            self.assertNotIn("measurement of", p.stderr)
+
+    def test_two_runs_into_one_folder(self):
+        # The second is refused before it measures; the first is unharmed.
+        first = self.start()
+        self.wait_for_entries(first, 1)
+        second = subprocess.run([os.environ["PORTALAB"], "run", DECK, "--set", "calibrate=none",
+                                 "--out", self.out], env=ENV, capture_output=True, text=True,
+                                timeout=120)
+        self.assertEqual(second.returncode, 2, second.stderr[-2000:])
+        self.assertIn("another portalab run is writing", second.stderr)
+        _, err = first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, err[-2000:])
+        doc, rows = read_results(self.out)
+        self.assert_consistent(doc, rows)
+        self.assertEqual(len(rows), 10)
+
+
+class NothingMeasuredTest(Base):
+    """A run that measured nothing says so and exits 4."""
+
+    def run_deck(self, text, *extra, env=ENV):
+        deck = os.path.join(self.tmp, "deck.toml")
+        with open(deck, "w") as f:
+            f.write(text)
+        return subprocess.run([os.environ["PORTALAB"], "run", deck, "--set", "calibrate=none",
+                               *extra, "--out", self.out], env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    def test_every_entry_skipped_for_memory(self):
+        p = self.run_deck('spaces = ["Serial"]\n[vector_poly]\nsizes = [1e14]\n')
+        self.assertEqual(p.returncode, 4, p.stderr[-2000:])
+        self.assertIn("nothing was measured", p.stdout)
+        doc, rows = read_results(self.out)
+        self.assertTrue(rows and all(r["check"] == "SKIPPED" for r in rows))
+
+    def test_every_entry_not_applicable(self):
+        # Four instances on an OpenMP of two threads: N/A.
+        p = self.run_deck('spaces = ["OpenMP"]\n[concurrent_small]\nsizes = [1000]\n'
+                          'variants = ["instances_4", "instances_8"]\n')
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr[-2000:])
+        self.assertIn("nothing was measured", p.stdout)
+
+    def test_copies_that_apply_to_no_space_exit_2(self):
+        p = self.run_deck('spaces = ["Serial"]\ncopies = ["pinned"]\n[vector_poly]\n'
+                          'sizes = [1000]\n')
+        self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+        self.assertIn("deck.toml:2:10:", p.stderr)
+        self.assertIn("pinned copies apply to device spaces only", p.stderr)
+
+
+class CommandLineTest(unittest.TestCase):
+    """Options Kokkos would abort or crash on are refused first, exit 2."""
+
+    def portalab(self, *args, env=ENV):
+        return subprocess.run([os.environ["PORTALAB"], *args], env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    def test_info_is_one_json_document(self):
+        p = self.portalab("info")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)  # nothing else on stdout
+        self.assertIn("kokkos_configuration", doc)
+
+    def test_bad_kokkos_options_exit_2(self):
+        for arg in ["--kokkos-num-threads=0", "--kokkos-num-threads=-1",
+                    "--kokkos-num-threads=four", "--kokkos-num-threads=4x",
+                    "--kokkos-num-threads=4294967297", "--kokkos-num-threads=100000",
+                    "--kokkos-num-threads=", "--kokkos-num-threads",
+                    "--kokkos-device-id=-1", "--kokkos-map-device-id-by=nearest",
+                    "--kokkos-disable-warnings=maybe", "--kokkos-numthreads=2",
+                    "--kokkos-help=1"]:
+            for command in (["info"], ["run", DECK, "--set", "calibrate=none"],
+                            ["calibrate", "--quick"]):
+                with self.subTest(arg=arg, command=command[0]):
+                    p = self.portalab(*command, arg)
+                    self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+                    self.assertIn(arg.split("=")[0], p.stderr)
+                    self.assertNotIn("Kokkos::abort", p.stderr)
+                    self.assertNotIn("Backtrace", p.stderr)
+
+    def test_bad_kokkos_variables_exit_2(self):
+        for name, value in [("KOKKOS_NUM_THREADS", "0"), ("KOKKOS_NUM_THREADS", "lots"),
+                            ("KOKKOS_DEVICE_ID", "-3"), ("KOKKOS_MAP_DEVICE_ID_BY", "x"),
+                            ("KOKKOS_DISABLE_WARNINGS", "perhaps"),
+                            ("OMP_NUM_THREADS", "100000"), ("OMP_NUM_THREADS", "0")]:
+            with self.subTest(variable=name, value=value):
+                p = self.portalab("info", env=dict(ENV, **{name: value}))
+                self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+                self.assertIn(f"{name}={value}", p.stderr)
+
+    def test_calibration_file_bounded_before_parsing(self):
+        # A million '[' overflowed nlohmann::json's stack (exit 139).
+        tmp = tempfile.mkdtemp(prefix="portalab_cal_")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        deep = os.path.join(tmp, "deep.json")
+        with open(deep, "w") as f:
+            f.write("[" * 1000000 + "]" * 1000000)
+        for path, expect in [(deep, "deep.json:1:65: nested more than 64"),
+                             ("/dev/zero", "more than"), (tmp, "a folder")]:
+            p = self.portalab("run", DECK, "--calibration", path)
+            self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+            self.assertIn(expect, p.stderr)
+
+    def test_good_kokkos_options_run(self):
+        p = self.portalab("info", "--kokkos-num-threads=2", "--kokkos-disable-warnings",
+                          "--kokkos-print-configuration=false")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        json.loads(p.stdout)
 
 
 if __name__ == "__main__":

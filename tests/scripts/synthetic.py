@@ -72,3 +72,47 @@ def tight(doc, spread=0.01):
         for p in ("h2d", "kernel", "d2h", "total"):
             _set_phase(r, p, r[f"{p}_ms"], spread)
     return doc
+
+
+def population(doc, count, seed=1):
+    """A made-up run of `count` entries from doc's first passing row: sizes
+    1..count (distinct entries), true total times spread evenly over 1 us to
+    100 ms on a log scale. Returns (doc, {n: true time in ms})."""
+    import math
+    import random
+    rng = random.Random(seed)
+    doc = copy.deepcopy(doc)
+    template = next(r for r in doc["results"] if r["check"] == "PASS")
+    rows, truth = [], {}
+    for i in range(count):
+        r = copy.deepcopy(template)
+        r["n"] = i + 1
+        truth[r["n"]] = 10 ** rng.uniform(-3, 2)
+        rows.append(r)
+    doc["results"] = rows
+    return doc, truth
+
+
+def run_to_run_noise(ms):
+    """Relative run-to-run noise of a median, larger for shorter entries, as
+    back-to-back runs on one machine show."""
+    return 0.3 if ms < 0.01 else 0.15 if ms < 0.1 else 0.08 if ms < 1 else 0.03
+
+
+def noisy_run(doc, truth, seed, spread=0.01, reps=10):
+    """One run drawn from truth: each entry's median off its true time by
+    the run-to-run noise (log-normal), its repetitions within +-spread of
+    that median (far narrower than the noise between runs)."""
+    import math
+    import random
+    rng = random.Random(seed)
+    doc = copy.deepcopy(doc)
+    for r in doc["results"]:
+        t = truth[r["n"]]
+        median = t * math.exp(rng.gauss(0.0, run_to_run_noise(t)))
+        r["reps"] = reps
+        for p in ("h2d", "d2h"):
+            _set_phase(r, p, 0.0, 0.0)
+        _set_phase(r, "kernel", median, spread)
+        _set_phase(r, "total", median, spread)
+    return doc

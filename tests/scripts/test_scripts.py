@@ -202,6 +202,68 @@ class CompareTest(Base):
         self.assertIn("two rows", err)
 
 
+class NoiseTest(unittest.TestCase):
+    """compare.py on two runs drawn from one distribution: run-to-run noise
+    far wider than each run's repetitions, as back-to-back runs show."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="portalab_noise_")
+        template = {"provenance": {"host": {"hostname": "h"}, "devices": [],
+                                   "started_at": "2000-01-01T00:00:00Z"},
+                    "summary": {},
+                    "results": [{"experiment": "vector_poly", "variant": "fused",
+                                 "space": "Serial", "dtype": "float64", "n": 1,
+                                 "copies": "none", "check": "PASS", "reps": 10,
+                                 "h2d_ms": 0, "kernel_ms": 1, "d2h_ms": 0, "total_ms": 1,
+                                 "stats": {p: {} for p in ("h2d", "kernel", "d2h", "total")}}]}
+        cls.population, cls.truth = synthetic.population(template, 250)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_file(self, name, seed, slow=()):
+        doc = synthetic.noisy_run(self.population, self.truth, seed)
+        if slow:
+            # Beyond 4 deviations of the noise between two runs: 3x where
+            # that noise is 3-8% (1 ms and longer), 20x where it is 15-30%.
+            doc = synthetic.slowed(doc, 3.0, lambda r: r["n"] in slow and self.truth[r["n"]] >= 1)
+            doc = synthetic.slowed(doc, 20.0, lambda r: r["n"] in slow and self.truth[r["n"]] < 1)
+        path = os.path.join(self.tmp, name, "results.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        synthetic.write(doc, path)
+        return path
+
+    def test_two_samples_of_one_distribution_are_no_regression(self):
+        # Every pair of seeds: the old verdict (repetitions apart and 10%
+        # slower) called dozens of these regressions.
+        for seeds in [(1, 2), (3, 4), (5, 6)]:
+            a, b = (self.run_file(f"s{s}", s) for s in seeds)
+            rc, out, err = script("compare.py", a, b)
+            self.assertEqual(rc, 0, out + err)
+            self.assertNotIn("REGRESSION", out)
+            self.assertIn("run-to-run noise", err)
+
+    def test_a_slowed_entry_stands_out_of_the_noise(self):
+        # Entries of every length, 1 us (30% noise) to 100 ms (3%).
+        slow = sorted(self.truth, key=self.truth.get)[::25]
+        base = self.run_file("base", 11)
+        new = self.run_file("slow", 12, slow=set(slow))
+        rc, out, err = script("compare.py", base, new)
+        self.assertEqual(rc, 1, out + err)
+        flagged = {int(line.split()[4]) for line in out.splitlines()[1:]
+                   if line.endswith("slower REGRESSION")}
+        self.assertEqual(flagged, set(slow))
+
+    def test_noise_from_two_alike_runs(self):
+        a, b = self.run_file("a", 21), self.run_file("b", 22)
+        new = self.run_file("c", 23)
+        rc, out, err = script("compare.py", a, new, "--noise-from", a, b)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("from --noise-from", err)
+
+
 class ClassifyTest(unittest.TestCase):
     """compare.classify on hand-made rows: the spread decides, not the median."""
 

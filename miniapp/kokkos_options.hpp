@@ -1,0 +1,33 @@
+// The --kokkos-* options and KOKKOS_* / OMP_NUM_THREADS variables that
+// Kokkos::initialize reads, checked before it runs: Kokkos aborts with a
+// backtrace on a value it cannot read (0, -1, "four" threads), reads "4x" as
+// 4 and 2^32+1 as 1, ignores a misspelt option, and a thread count beyond
+// what the machine can start crashes it. No Kokkos here, so that the checks
+// are tested and fuzzed without it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+struct KokkosOptionLimits {
+  int max_threads = 1;        // threads the run may start (kokkos_thread_limit)
+  int device_count = -1;      // devices visible; -1: none compiled in, ids not checked
+  bool openmp = true;         // OpenMP compiled in: OMP_NUM_THREADS is checked too
+};
+
+// The most threads a Kokkos host space may be asked for on this machine: 16
+// per CPU this process may run on, at least 64 (oversubscribed runs stay
+// possible; the tens of thousands that crash Kokkos are refused).
+int kokkos_thread_limit();
+
+// args: the --kokkos-* arguments as given; getenv: the environment (a
+// parameter so that tests and fuzzers give their own). Throws InputError
+// naming the option or variable and what it expects.
+void check_kokkos_options(const std::vector<std::string>& args,
+                          const std::function<const char*(const char*)>& getenv,
+                          const KokkosOptionLimits& limits);
+
+}  // namespace portalab

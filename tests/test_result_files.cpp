@@ -1,0 +1,191 @@
+// ResultFiles: the journal holds every update, the full files parse at every
+// moment and hold a prefix of it, finish() leaves the two files alone, and
+// a folder that cannot be written, or that another run writes into, is
+// refused with the system's reason.
+#include "result_files.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using portalab::OutputError;
+using portalab::Result;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The rows the journal records, each update replacing rows from its "first".
+std::vector<nlohmann::json> journal_rows(const fs::path& dir) {
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  EXPECT_TRUE(std::getline(in, line));
+  EXPECT_TRUE(nlohmann::json::parse(line).contains("provenance"));
+  std::vector<nlohmann::json> rows;
+  while (std::getline(in, line)) {
+    const auto update = nlohmann::json::parse(line);  // every line whole
+    rows.resize(update["first"].get<std::size_t>());
+    for (const auto& r : update["rows"]) rows.push_back(r);
+  }
+  return rows;
+}
+
+Result row(std::size_t n) {
+  Result r;
+  r.experiment = "vector_poly";
+  r.variant = "fused";
+  r.space = "Serial";
+  r.dtype = "float64";
+  r.n = n;
+  r.status = portalab::Status::pass;
+  r.total.median = r.kernel.median = 0.5 + n;
+  return r;
+}
+
+std::vector<fs::path> temporaries(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".tmp") || name.rfind(".portalab-probe", 0) == 0) found.push_back(e.path());
+  }
+  return found;
+}
+
+class ResultFileWriter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("portalab_result_files_" + std::string(
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
+  std::vector<Result> rows;
+  portalab::ResultFiles files(dir.string(), {{"host", "test"}});
+  // Before any entry: files of no entry, so none of an earlier run is read.
+  EXPECT_EQ(nlohmann::json::parse(read(dir / "results.json"))["results"].size(), 0u);
+  for (std::size_t i = 0; i < 100; ++i) {
+    rows.push_back(row(i));
+    files.update(rows, rows.size() - 1, {{"entries", rows.size()}});
+    const auto journal = journal_rows(dir);
+    ASSERT_EQ(journal.size(), rows.size());
+    EXPECT_EQ(journal.back()["n"], i);
+    const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+    ASSERT_LE(doc["results"].size(), journal.size());
+    ASSERT_GE(2 * doc["results"].size(), journal.size());  // rewritten as the rows double
+    for (std::size_t k = 0; k < doc["results"].size(); ++k) EXPECT_EQ(doc["results"][k], journal[k]);
+    EXPECT_EQ(doc["provenance"]["host"], "test");
+  }
+  files.finish(rows, {{"entries", rows.size()}});
+  EXPECT_FALSE(fs::exists(dir / "results.jsonl"));
+  const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+  ASSERT_EQ(doc["results"].size(), rows.size());
+  EXPECT_EQ(doc["summary"]["entries"], rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(doc["results"][k]["n"], k);
+  const std::string csv = read(dir / "results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(rows.size() + 1));
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST_F(ResultFileWriter, ChangedRowsReplaceTheirEarlierVersions) {
+  std::vector<Result> rows{row(1), row(2), row(3)};
+  portalab::ResultFiles files(dir.string(), nlohmann::json::object());
+  files.update(rows, 0, nlohmann::json::object());
+  rows[1].set_metric("overlap", 0.25);  // a case's rows related after its last variant
+  rows[2].note = "related";
+  files.update(rows, 1, nlohmann::json::object());
+  const auto journal = journal_rows(dir);
+  ASSERT_EQ(journal.size(), 3u);
+  EXPECT_EQ(journal[1]["metrics"]["overlap"], 0.25);
+  EXPECT_EQ(journal[2]["note"], "related");
+  files.finish(rows, nlohmann::json::object());
+  const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+  EXPECT_EQ(doc["results"][1]["metrics"]["overlap"], 0.25);
+}
+
+TEST_F(ResultFileWriter, TextThatIsNotUtf8IsWrittenReplaced) {
+  std::vector<Result> rows{row(1)};
+  rows[0].note = "library said \xff\xfe";
+  portalab::ResultFiles files(dir.string(), {{"deck", "\xc3("}});
+  files.update(rows, 0, nlohmann::json::object());
+  files.finish(rows, nlohmann::json::object());
+  const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+  EXPECT_EQ(doc["results"][0]["note"].get<std::string>().rfind("library said ", 0), 0u);
+}
+
+TEST_F(ResultFileWriter, ASecondRunIntoTheFolderIsRefusedWhileTheFirstWrites) {
+  std::vector<Result> rows{row(1)};
+  {
+    portalab::ResultFiles first(dir.string(), nlohmann::json::object());
+    try {
+      portalab::ResultFiles second(dir.string(), nlohmann::json::object());
+      FAIL() << "a second writer was let in";
+    } catch (const OutputError& e) {
+      EXPECT_NE(std::string(e.what()).find("another portalab run"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(portalab::check_output_dir(dir.string()), OutputError);
+    first.update(rows, 0, nlohmann::json::object());  // unharmed
+    first.finish(rows, nlohmann::json::object());
+  }
+  portalab::ResultFiles later(dir.string(), nlohmann::json::object());  // once it is done
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST_F(ResultFileWriter, AFolderThatCannotBeWrittenSaysWhy) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "a_file") << "x";
+  const std::string under_a_file = (dir / "a_file" / "out").string();
+  try {
+    portalab::ResultFiles files(under_a_file, nlohmann::json::object());
+    FAIL() << "no error";
+  } catch (const OutputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(under_a_file), std::string::npos) << m;
+    EXPECT_NE(m.find(std::strerror(ENOTDIR)), std::string::npos) << m;
+  }
+  try {
+    portalab::write_file_atomically((dir / "missing" / "cal.json").string(), "{}");
+    FAIL() << "no error";
+  } catch (const OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOENT)), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(portalab::check_output_file(dir.string()), OutputError);  // a folder, not a file
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST_F(ResultFileWriter, ConcurrentAtomicWritesUseNamesOfTheirOwn) {
+  // Two writers of one file (calibrate --out twice): each rename is whole.
+  fs::create_directories(dir);
+  const std::string path = (dir / "cal.json").string();
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i)
+        portalab::write_file_atomically(path, std::string(1000 + t, 'a' + t));
+    });
+  for (auto& w : writers) w.join();
+  const std::string text = read(path);
+  ASSERT_GE(text.size(), 1000u);
+  EXPECT_EQ(text, std::string(text.size(), text[0]));  // one writer's, not a mix
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+}  // namespace
