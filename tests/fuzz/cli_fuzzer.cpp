@@ -7,6 +7,7 @@
 // Kokkos can use. Anything else aborts the run.
 #include "deck.hpp"
 #include "kokkos_options.hpp"
+#include "fuzz_common.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -21,23 +22,10 @@
 namespace {
 
 using namespace portalab;
-
-const Catalog& fuzz_catalog() {
-  static const Catalog c{
-      {{"stream_copy", "z = x", {"kernel", "deep_copy"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, "memory"},
-       {"vector_poly", "z = a*x^2 + b*y + c", {"fused", "unfused"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, "memory"}},
-      {"Serial", "OpenMP", "Cuda"}};
-  return c;
-}
+using portalab::fuzz::broken;
+using portalab::fuzz::fuzz_catalog;
 
 constexpr KokkosOptionLimits limits{64, 2, true};
-
-[[noreturn]] void broken(const char* what, std::string_view detail = {}) {
-  std::fprintf(stderr, "fuzz: %s: %.*s\n", what, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
 
 // What Kokkos will be given once the options were accepted: whole numbers
 // in range (its strtol would take "4x" as 4 and 2^32+1 as 1).

@@ -6,6 +6,7 @@
 // fuzz_set (PORTALAB_FUZZ_SET_ONLY): the whole input is one --set string,
 // applied to a fixed valid deck.
 #include "deck.hpp"
+#include "fuzz_common.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -18,24 +19,10 @@
 namespace {
 
 using namespace portalab;
-
-// The catalog of the host build, written out: the parser needs no Kokkos.
-const Catalog& fuzz_catalog() {
-  static const Catalog c{
-      {{"stream_copy", "z = x", {"kernel", "deep_copy"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, "memory"},
-       {"vector_poly", "z = a*x^2 + b*y + c", {"fused", "unfused"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, "memory"}},
-      {"Serial", "OpenMP", "Cuda"}};
-  return c;
-}
+using portalab::fuzz::broken;
+using portalab::fuzz::fuzz_catalog;
 
 constexpr const char* deck_path = "fuzz.toml";
-
-[[noreturn]] void broken(const char* what, std::string_view detail = {}) {
-  std::fprintf(stderr, "fuzz: %s: %.*s\n", what, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
 
 template <class T>
 bool subset_without_repeats(const std::vector<T>& items, const std::vector<T>& allowed) {
