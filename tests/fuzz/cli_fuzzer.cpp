@@ -67,7 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at = eol + 1;
     if (!line.empty() && line[0] == '%') {
       const auto eq = line.find('=');
-      if (eq != std::string::npos) env[line.substr(1, eq - 1)] = line.substr(eq + 1);
+      // An environment value ends at its first NUL, as setenv stores it.
+      if (eq != std::string::npos)
+        env[line.substr(1, eq - 1)] = line.substr(eq + 1, line.find('\0', eq + 1) - eq - 1);
     } else if (line.rfind("--kokkos-", 0) == 0) {
       kokkos.push_back(line);
     } else {
