@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Roofline per execution space from a portalab results.json whose run was
 calibrated: the measured memory-bandwidth and gemm ceilings, and one point per
-result (kernel phase) at its declared FLOPs per byte.
+result (kernel phase) at its declared FLOPs per byte. Needs matplotlib.
 
     scripts/roofline.py results/run/results.json [--out DIR]   # DIR/roofline_<space>.png
 """
@@ -10,10 +10,9 @@ import json
 import os
 import sys
 
-import matplotlib
+import portalab_results as pr
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
 
 def roofline(space_limits, rows, space, path):
@@ -49,10 +48,13 @@ def roofline(space_limits, rows, space, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="Needs matplotlib.")
     parser.add_argument("results")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
+    global plt
+    plt = pr.require_matplotlib()
     with open(args.results) as f:
         doc = json.load(f)
     cal = doc["provenance"].get("calibration")
