@@ -2,6 +2,7 @@
 
 #include "analysis.hpp"
 #include "calibrate.hpp"
+#include "dry_run.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
 #include "memory.hpp"
@@ -13,6 +14,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <span>
 #include <ostream>
@@ -194,6 +196,19 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance) {
   RunSummary summary;
   const std::size_t entries = count_entries(deck);
+  // Progress: time since the first entry started, and time left from the
+  // entries' estimates (dry_run.hpp's time_left_ms).
+  const auto started = std::chrono::steady_clock::now();
+  const std::vector<PlannedEntry> planned =
+      options.progress ? plan_entries(deck, {options.limits, /*ask_spaces=*/true})
+                       : std::vector<PlannedEntry>();
+  auto timing = [&](std::size_t done) {
+    const double elapsed = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - started)
+                               .count();
+    return fmt::format(" [{} elapsed, ~{} left]", format_duration(elapsed),
+                       format_duration(time_left_ms(planned, done, elapsed)));
+  };
   auto record = [&](Result r) {
     summary.failed += r.status == Status::fail;
     summary.errors += r.status == Status::error;
@@ -203,13 +218,14 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
       const std::string what =
           fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant, r.space, r.dtype,
                       r.n, to_string(r.copies));
+      const std::size_t done = summary.results.size() + 1;
       if (r.status == Status::pass || r.status == Status::fail)
-        fmt::print(*options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}\n",
-                   summary.results.size() + 1, entries, what, r.total.median, r.kernel.median,
-                   to_string(r.status));
+        fmt::print(*options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}{}\n",
+                   done, entries, what, r.total.median, r.kernel.median, to_string(r.status),
+                   timing(done));
       else
-        fmt::print(*options.progress, "[{}/{}] {}: {}: {}\n", summary.results.size() + 1,
-                   entries, what, to_string(r.status), r.note);
+        fmt::print(*options.progress, "[{}/{}] {}: {}: {}{}\n", done, entries, what,
+                   to_string(r.status), r.note, timing(done));
     }
     summary.results.push_back(std::move(r));
     // Written after every entry: a job killed later keeps what it measured.

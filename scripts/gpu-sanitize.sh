@@ -15,6 +15,7 @@
 # every run passed its checks; 1 otherwise, with the tools that did named.
 # COMPUTE_SANITIZER overrides the sanitizer's path; TOOLS the list of tools.
 set -euo pipefail
+case ${1:-} in -h | --help) sed -n '2,16p' "$0"; exit 0 ;; esac
 bin=${1:?usage: scripts/gpu-sanitize.sh PORTALAB [OUT_DIR] [SIZES]}
 out=${2:-results/sanitize}
 sizes=${3:-[257]}

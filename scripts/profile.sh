@@ -6,7 +6,7 @@
 #   scripts/profile.sh DECK [OUT_DIR] [portalab run options...]
 #
 # Environment:
-#   PORTALAB=build/cuda/portalab   the binary
+#   PORTALAB=build/cuda/portalab   the binary (installed: <prefix>/bin/portalab)
 #   PROFILE_REPS=3                 repetitions of every entry
 #   CAPTURE=all | reps             reps: only the measured repetitions (the
 #                                  program brackets them with cudaProfilerStart/
@@ -17,11 +17,18 @@
 #                                  where nsys is missing, ncu alone runs
 #   NSYS=nsys, NCU=ncu             the profilers' paths
 set -euo pipefail
+case ${1:-} in -h | --help) sed -n '2,20p' "$0"; exit 0 ;; esac
 if [ $# -lt 1 ]; then sed -n '2,20p' "$0"; exit 2; fi
+# Installed as <prefix>/share/portalab/scripts/profile.sh: <prefix>/bin/portalab.
+here=$(cd "$(dirname "$0")" && pwd)
+case $here in
+  */share/portalab/scripts) default_bin=${here%/share/portalab/scripts}/bin/portalab ;;
+  *) default_bin=build/cuda/portalab ;;
+esac
 deck=$1
 out=${2:-results/profile}
 shift $(($# >= 2 ? 2 : 1))
-portalab=${PORTALAB:-build/cuda/portalab}
+portalab=${PORTALAB:-$default_bin}
 nsys=${NSYS:-nsys}
 ncu=${NCU:-ncu}
 have_nsys=1
