@@ -182,8 +182,13 @@ double time_left_ms(const std::vector<PlannedEntry>& entries, std::size_t done,
   double estimated_done = 0.0, estimated_left = 0.0;
   for (std::size_t i = 0; i < entries.size(); ++i)
     (i < done ? estimated_done : estimated_left) += entries[i].estimated_ms();
-  if (estimated_done > 0) return estimated_left * elapsed_ms / estimated_done;
-  if (estimated_left > 0) return estimated_left;  // nothing measured to scale by yet
+  if (estimated_done + estimated_left > 0) {
+    // As if the run had begun with a tenth of its estimated time going
+    // exactly as estimated: a few tiny first entries, all fixed costs, cannot
+    // swing the forecast by orders of magnitude.
+    const double prior = 0.1 * (estimated_done + estimated_left);
+    return estimated_left * (elapsed_ms + prior) / (estimated_done + prior);
+  }
   return done > 0 ? elapsed_ms / done * static_cast<double>(entries.size() - done) : 0.0;
 }
 

@@ -43,7 +43,9 @@ std::string format_plan(const Deck& deck, const std::vector<PlannedEntry>& entri
 
 // Time left, in ms, once `done` entries of `entries` took `elapsed_ms`: the
 // remaining entries' estimates, scaled by how the finished ones compared with
-// theirs (measured / estimated); by entry count when nothing is estimated.
+// theirs (measured / estimated, each side plus a tenth of the whole
+// estimate, so that the first few entries do not swing it); by entry count
+// when nothing is estimated.
 double time_left_ms(const std::vector<PlannedEntry>& entries, std::size_t done,
                     double elapsed_ms);
 

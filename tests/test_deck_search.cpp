@@ -3,9 +3,11 @@
 // looked, and the listing of the decks that can be named.
 #include "deck.hpp"
 #include "deck_search.hpp"
+#include "experiment.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -15,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
 }
 
@@ -114,6 +116,35 @@ TEST_F(DeckSearch, ListingGivesNamesAndFirstCommentLinesEarlierFoldersWinning) {
   EXPECT_EQ(decks[1].summary, "after an empty comment");
   EXPECT_EQ(decks[2].name, "two");
   EXPECT_EQ(decks[2].summary, "");
+}
+
+// The shipped decks give every size and experiment parameter themselves, so
+// that their figures (the GPU's above all) stay what they were when an
+// experiment's defaults change: parsed against a catalog whose defaults all
+// differ, each gives the same plans.
+TEST(ShippedDecks, DoNotDependOnExperimentDefaults) {
+  const Catalog real = catalog();
+  Catalog other = real;
+  for (const char* gpu : {"Cuda", "HIP", "SYCL"})
+    if (std::find(other.spaces.begin(), other.spaces.end(), gpu) == other.spaces.end())
+      other.spaces.push_back(gpu);  // decks that name a GPU space parse anywhere
+  Catalog changed = other;
+  for (auto& e : changed.experiments) {
+    e.default_sizes = {7};
+    for (auto& p : e.parameters) p.default_value = p.default_value == p.min ? p.max : p.min;
+  }
+  for (const auto& d : list_decks({fs::path(PORTALAB_SOURCE_DIR) / "inputs"})) {
+    const Deck with_defaults = load_deck(d.path.string(), other);
+    const Deck with_changed = load_deck(d.path.string(), changed);
+    ASSERT_EQ(with_defaults.plans.size(), with_changed.plans.size()) << d.path;
+    for (std::size_t i = 0; i < with_defaults.plans.size(); ++i) {
+      const auto& a = with_defaults.plans[i];
+      const auto& b = with_changed.plans[i];
+      EXPECT_EQ(a.sizes, b.sizes) << d.path << " [" << a.experiment << "] relies on default sizes";
+      EXPECT_EQ(a.parameters, b.parameters)
+          << d.path << " [" << a.experiment << "] relies on default parameters";
+    }
+  }
 }
 
 // Every shipped deck can be named and says what it is in its first line.

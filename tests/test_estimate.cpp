@@ -114,16 +114,22 @@ PlannedEntry planned(double ms) {
 
 TEST(TimeLeft, TheRemainingEstimatesScaledByMeasuredOverEstimated) {
   const std::vector<PlannedEntry> entries{planned(10), planned(30), planned(100), planned(60)};
-  // The first two, estimated 40 ms, took 80: the other 160 estimated, 320 left.
-  EXPECT_DOUBLE_EQ(time_left_ms(entries, 2, 80.0), 320.0);
+  // The first two, estimated 40 ms, took 80; the prior is a tenth of the
+  // 200 ms estimated in all, so the other 160 estimated take 160·100/60.
+  EXPECT_DOUBLE_EQ(time_left_ms(entries, 2, 80.0), 160.0 * (80.0 + 20.0) / (40.0 + 20.0));
   EXPECT_DOUBLE_EQ(time_left_ms(entries, 4, 500.0), 0.0);
   EXPECT_DOUBLE_EQ(time_left_ms(entries, 0, 0.0), 200.0);  // nothing measured yet
+  // A tiny first entry far off its estimate moves the forecast, within reason.
+  const std::vector<PlannedEntry> tiny_first{planned(0.01), planned(1000)};
+  const double left = time_left_ms(tiny_first, 1, 50.0);
+  EXPECT_GT(left, 1000.0);
+  EXPECT_LT(left, 2000.0);
 }
 
 TEST(TimeLeft, EntriesNotRunOrNotEstimatedCountNothing) {
   std::vector<PlannedEntry> entries{planned(10), planned(10), planned(10)};
   entries[1].not_run = "not applicable: too few threads";
-  EXPECT_DOUBLE_EQ(time_left_ms(entries, 1, 20.0), 20.0);
+  EXPECT_DOUBLE_EQ(time_left_ms(entries, 1, 20.0), 10.0 * (20.0 + 2.0) / (10.0 + 2.0));
   std::vector<PlannedEntry> unknown(4);  // no limits at all: by entry count
   EXPECT_DOUBLE_EQ(time_left_ms(unknown, 1, 30.0), 90.0);
 }

@@ -60,7 +60,7 @@ class BroadcastAdd {
     .name = "broadcast_add",
     .summary = "n x n int64 matrix + row vector, + column vector (lab 004's broadcasting)",
     .variants = {"row", "column"},
-    .default_sizes = {4, 8192},
+    .default_sizes = {4, 4096},
     .default_dtypes = {"int64"},
 });
 

@@ -48,7 +48,7 @@ class GaussianPdf {
     .name = "gaussian_pdf",
     .summary = "exp(-((x-mu)/sigma)^2/2)/(sigma*sqrt(2pi)) (lab 004's ufunc with exp)",
     .variants = {"kernel"},
-    .default_sizes = {1'000'000, 100'000'000},
+    .default_sizes = {1'000'000, 10'000'000},
     .default_dtypes = {"float32"},
 });
 

@@ -85,7 +85,7 @@ class Gemm {
     .name = "gemm",
     .summary = "C = A*B (labs 001-003): Kokkos Kernels, a tiled Kokkos kernel, the vendor BLAS",
     .variants = {"kokkos_kernels", "native", "vendor"},
-    .default_sizes = {128, 1024},
+    .default_sizes = {128, 512},
     .default_dtypes = {"float32"},
     .bound = "compute",
 });

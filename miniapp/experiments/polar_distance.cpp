@@ -55,7 +55,7 @@ class PolarDistance {
     .name = "polar_distance",
     .summary = "distance of two points in polar form, via a device function (lab 004)",
     .variants = {"kernel"},
-    .default_sizes = {1'000'000, 100'000'000},
+    .default_sizes = {1'000'000, 10'000'000},
     .default_dtypes = {"float32"},
 });
 
