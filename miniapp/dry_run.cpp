@@ -52,7 +52,8 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
   bool setup_paid = false;   // by the case's first variant that runs, as in CaseSlot
   for (const Entry& entry : entries) {
     const ExperimentInfo& info = *entry.experiment;
-    PlannedEntry e{entry};
+    PlannedEntry e;
+    e.entry = entry;
     e.footprint = info.footprint(entry.dtype, entry.n, entry.parameters);
     e.work = info.work(entry.dtype, entry.n, entry.variant, entry.parameters);
     e.repetitions = entry.reps + entry.warmups + 1;
