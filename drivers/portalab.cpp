@@ -11,6 +11,8 @@
 #include "analysis.hpp"
 #include "calibrate.hpp"
 #include "deck.hpp"
+#include "deck_search.hpp"
+#include "dry_run.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
 #include "kokkos_options.hpp"
@@ -24,6 +26,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -53,6 +56,27 @@ void list_experiments(bool names_only) {
   }
 }
 
+// The decks `portalab run NAME` finds, with their first comment line.
+void list_decks() {
+  const auto folders = portalab::deck_folders(portalab::executable_path());
+  fmt::print("decks by name: `portalab run NAME` looks for NAME, then NAME.toml in the "
+             "working folder, then in these folders, in this order:\n");
+  for (const auto& f : folders) fmt::print("  {}\n", f.string());
+  if (folders.empty()) fmt::print("  (none found beside this executable: give a deck's path)\n");
+  const auto decks = portalab::list_decks(folders);
+  std::size_t width = 0;
+  for (const auto& d : decks) width = std::max(width, d.name.size());
+  if (!decks.empty()) fmt::print("\n");
+  for (const auto& d : decks) fmt::print("{:<{}}  {}\n", d.name, width, d.summary);
+}
+
+// The spaces a deck's plans name.
+std::vector<std::string> spaces_used(const portalab::Deck& deck) {
+  std::set<std::string> used;
+  for (const auto& plan : deck.plans) used.insert(plan.spaces.begin(), plan.spaces.end());
+  return {used.begin(), used.end()};
+}
+
 portalab::Calibration read_calibration(const std::string& path) {
   // Bounded before parsing, as a deck is: a calibration file is a few kB.
   constexpr std::size_t max_bytes = 16 << 20;
@@ -71,14 +95,45 @@ portalab::Calibration read_calibration(const std::string& path) {
   return portalab::calibration_from_json(j.contains("calibration") ? j["calibration"] : j, path);
 }
 
-int run(const std::string& deck_path, const std::optional<std::string>& out,
+// `portalab run --dry-run`: the entries, their bytes and estimated times,
+// from the limits given or from a quick calibration; nothing runs.
+int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> limits,
+            int& kokkos_argc, char** kokkos_argv) {
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  const bool given = limits.has_value();
+  if (!limits) {
+    fmt::print(stderr, "dry run: a quick calibration of {} for the estimates (--limits FILE "
+                       "takes them from `portalab calibrate --out FILE`)\n",
+               fmt::join(spaces_used(deck), ", "));
+    portalab::CalibrationOptions copt;
+    copt.quick = true;
+    copt.progress = &std::cerr;
+    limits = portalab::calibrate(spaces_used(deck), copt);
+  }
+  const auto entries = portalab::expand(deck, portalab::global_registry());
+  std::cout << portalab::format_plan(
+      deck.path, portalab::plan_entries(entries, {&*limits, /*ask_spaces=*/true}));
+  if (deck.calibrate != "none")
+    fmt::print("before them, without --calibration, the run calibrates ({}){}\n",
+               deck.calibrate,
+               given ? ""
+                     : fmt::format(": the quick calibration here took {}",
+                                   portalab::format_duration(limits->seconds * 1e3)));
+  return 0;
+}
+
+int run(const std::string& deck_arg, const std::optional<std::string>& out,
         const portalab::DeckOverrides& overrides,
-        const std::optional<std::string>& calibration_path,
+        const std::optional<std::string>& calibration_path, bool dry,
         const std::vector<std::string>& command, int& kokkos_argc, char** kokkos_argv) {
   // Everything about the input is checked before Kokkos starts or allocates.
+  const std::string deck_path =
+      portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
   const portalab::Deck deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
   std::optional<portalab::Calibration> limits;
   if (calibration_path) limits = read_calibration(*calibration_path);
+  // A dry run measures and writes nothing: --out is left alone.
+  if (dry) return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
   if (out) portalab::check_output_dir(*out);  // before anything is measured
   portalab::install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
@@ -94,14 +149,13 @@ int run(const std::string& deck_path, const std::optional<std::string>& out,
              fmt::join(portalab::enabled_space_names(), ","), init_ms);
 
   if (!limits && deck.calibrate != "none") {
-    std::set<std::string> used;
-    for (const auto& plan : deck.plans) used.insert(plan.spaces.begin(), plan.spaces.end());
+    const auto used = spaces_used(deck);
     fmt::print(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
                fmt::join(used, ", "), deck.calibrate);
     portalab::CalibrationOptions copt;
     copt.quick = deck.calibrate == "quick";
     copt.progress = &std::cerr;
-    limits = portalab::calibrate({used.begin(), used.end()}, copt);
+    limits = portalab::calibrate(used, copt);
   }
   if (limits) {
     provenance["calibration"] = portalab::to_json(*limits);
@@ -225,15 +279,21 @@ int main(int argc, char** argv) {
   std::optional<std::string> out;
   std::vector<std::string> spaces;
   portalab::DeckOverrides overrides;
-  run_cmd->add_option("deck", deck_path, "input deck (TOML)")->required();
+  run_cmd->add_option("deck", deck_path,
+                      "input deck: a path, or a name (`portalab list --decks`) looked for as "
+                      "NAME, NAME.toml, then in the installed decks")
+      ->required();
   run_cmd->add_option("--out", out, "directory for results.csv and results.json");
   run_cmd->add_option("--spaces", spaces, "execution spaces to run, e.g. Serial,Cuda")
       ->delimiter(',');
   run_cmd->add_option("--set", overrides.set,
                       "override a deck value: experiment.key=value or key=value (repeatable)");
   std::optional<std::string> calibration_path;
-  run_cmd->add_option("--calibration", calibration_path,
+  run_cmd->add_option("--calibration,--limits", calibration_path,
                       "limits from `portalab calibrate --out FILE` instead of measuring them");
+  bool dry = false;
+  run_cmd->add_flag("--dry-run", dry,
+                    "list the entries with their bytes and estimated times; run nothing");
   auto* cal_cmd = app.add_subcommand(
       "calibrate", "measure each space's limits: bandwidths, vendor gemm rate, launch latency");
   std::optional<std::string> cal_out;
@@ -246,6 +306,9 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
   bool names_only = false;
   list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
+  bool decks_only = false;
+  list_cmd->add_flag("--decks", decks_only,
+                     "the decks `portalab run NAME` can name, with their first comment line");
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
 
   try {
@@ -258,7 +321,10 @@ int main(int argc, char** argv) {
 
   try {
     if (*list_cmd) {
-      list_experiments(names_only);
+      if (decks_only)
+        list_decks();
+      else
+        list_experiments(names_only);
       return 0;
     }
     // Kokkos aborts, or crashes, on options it cannot use: checked first.
@@ -277,7 +343,7 @@ int main(int argc, char** argv) {
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());
-    return run(deck_path, out, overrides, calibration_path, command, kokkos_argc,
+    return run(deck_path, out, overrides, calibration_path, dry, command, kokkos_argc,
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -2,6 +2,7 @@
 
 #include "analysis.hpp"
 #include "calibrate.hpp"
+#include "dry_run.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
 #include "library_probe.hpp"
@@ -14,6 +15,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ostream>
 #include <set>
 #include <span>
@@ -310,11 +312,28 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
   return j;
 }
 
-Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries)
-    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries) {
+Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::span<const Entry> entries)
+    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries.size()) {
   // Made before anything is measured: a folder that cannot be written (or
   // that another run writes into) stops the run here, with OutputError.
   if (m_options.out_dir) m_files.emplace(*m_options.out_dir, m_provenance);
+  // The progress lines' time left comes from the entries' estimates; without
+  // limits, from the entries' count.
+  if (m_options.progress && m_options.limits)
+    for (const auto& e : plan_entries(entries, {m_options.limits, /*ask_spaces=*/true}))
+      m_estimated_ms.push_back(e.estimated_ms());
+  else if (m_options.progress)
+    m_estimated_ms.assign(entries.size(), 0.0);
+  m_started = std::chrono::steady_clock::now();
+}
+
+// " [1.2 s elapsed, ~3 min 05 s left]" once `done` entries are measured.
+std::string Sink::timing(std::size_t done) const {
+  const double elapsed =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_started)
+          .count();
+  return fmt::format(" [{} elapsed, ~{} left]", format_duration(elapsed),
+                     format_duration(time_left_ms(m_estimated_ms, done, elapsed)));
 }
 
 void Sink::record(Result r) {
@@ -327,11 +346,12 @@ void Sink::record(Result r) {
     const std::string what = fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant,
                                          r.space, r.dtype, r.n, to_string(r.copies));
     if (r.status == Status::pass || r.status == Status::fail)
-      fmt::print(*m_options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}\n",
-                 i + 1, m_entries, what, r.total.median, r.kernel.median, to_string(r.status));
+      fmt::print(*m_options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}{}\n",
+                 i + 1, m_entries, what, r.total.median, r.kernel.median, to_string(r.status),
+                 timing(i + 1));
     else
-      fmt::print(*m_options.progress, "[{}/{}] {}: {}: {}\n", i + 1, m_entries, what,
-                 to_string(r.status), r.note);
+      fmt::print(*m_options.progress, "[{}/{}] {}: {}: {}{}\n", i + 1, m_entries, what,
+                 to_string(r.status), r.note, timing(i + 1));
   }
   if (m_options.tables && !r.shown.empty())
     fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment,
@@ -388,7 +408,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance) {
   const Registry& registry = options.registry ? *options.registry : global_registry();
   const std::vector<Entry> entries = expand(deck, registry);
-  Sink sink(options, provenance, entries.size());
+  Sink sink(options, provenance, entries);
   CaseSlot slot;
   std::size_t case_first_row = 0;
   std::string current;  // the entry in progress, named if a signal abandons it

@@ -13,9 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,7 +104,9 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
 // Takes the rows as they are measured.
 class Sink {
  public:
-  Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries);
+  // `entries`: what the run will measure, for the progress lines' count and
+  // time left (dry_run.hpp's estimates from options.limits).
+  Sink(const RunOptions& options, nlohmann::json provenance, std::span<const Entry> entries);
   // A measured (or skipped, failed, not applicable) row.
   void record(Result r);
   // The rows from `first` on are one case, all measured: relate its variants.
@@ -116,6 +120,7 @@ class Sink {
 
  private:
   void write_files(std::size_t first_changed, bool last);
+  std::string timing(std::size_t done) const;  // elapsed and time left, for progress
 
   const RunOptions& m_options;
   nlohmann::json m_provenance;
@@ -124,6 +129,8 @@ class Sink {
   Speedups m_speedups;
   std::optional<ResultFiles> m_files;
   std::string m_last_experiment;
+  std::vector<double> m_estimated_ms;  // per entry, for the time left (with progress only)
+  std::chrono::steady_clock::time_point m_started;
 };
 
 // All three stages. Stops early, with what it has, when a signal arrives

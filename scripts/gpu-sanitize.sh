@@ -27,6 +27,7 @@
 # INITCHECK_ALLOW aside, counted apart) and every run passed its checks; 1
 # otherwise, with the tools that did named; 2 when the sanitizer is missing.
 set -euo pipefail
+case ${1:-} in -h | --help) sed -n '2,28p' "$0"; exit 0 ;; esac
 bin=${1:?usage: scripts/gpu-sanitize.sh PORTALAB [OUT_DIR] [SIZES]}
 out=${2:-results/sanitize}
 sizes=${3:-[257]}

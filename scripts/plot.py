@@ -11,7 +11,7 @@
 
 Each figure has one panel per type (rows) and variant (columns). Only rows
 whose check passed are drawn; a key measured by several runs is drawn from
-the newest.
+the newest. Needs matplotlib.
 
     scripts/plot.py results/1234 --out plots/1234
     scripts/plot.py a/results.json b/results.json --out plots --experiment vector_poly --n 1e8
@@ -20,16 +20,9 @@ import argparse
 import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("plot.py: needs matplotlib, which this python3 lacks "
-             "(apt-get install python3-matplotlib, or pip install matplotlib)")
+import portalab_results as pr
 
-matplotlib.use("Agg")  # batch nodes have no display
-import matplotlib.pyplot as plt  # noqa: E402
-
-import portalab_results as pr  # noqa: E402
+plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
 COPIES_ORDER = ["pageable", "pinned", "none"]
 LINESTYLE = {"pageable": "-", "pinned": "--", "none": ":"}
@@ -198,13 +191,16 @@ def plot_experiment(rows, experiment, out, n=None, rate="auto"):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Needs matplotlib.")
     ap.add_argument("paths", nargs="+", help="results.json files or folders holding them")
     ap.add_argument("--out", required=True, help="folder for the PNGs")
     ap.add_argument("--experiment", action="append", help="only these (repeatable)")
     ap.add_argument("--n", type=float, help="size of the bar charts (default: the largest)")
     ap.add_argument("--rate", choices=["auto", "gbps", "gflops"], default="auto")
     args = ap.parse_args(argv)
+    global plt
+    plt = pr.require_matplotlib()
     try:
         rows = pr.newest_per_key([r for r in pr.load(args.paths) if pr.passed(r)])
     except pr.ResultsError as e:

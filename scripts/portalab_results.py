@@ -163,6 +163,23 @@ def passed(row):
     return row.get("check") == "PASS"
 
 
+MATPLOTLIB_NEEDED = ("needs matplotlib to draw: install it (Debian/Ubuntu: apt-get install "
+                     "python3-matplotlib; pip: python3 -m pip install matplotlib) or load a "
+                     "module that has it.")
+
+
+def require_matplotlib():
+    """matplotlib.pyplot, drawing without a display; without matplotlib, the
+    one sentence MATPLOTLIB_NEEDED on stderr and exit status 2 (no traceback)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")  # batch nodes have no display
+        import matplotlib.pyplot as plt
+    except ImportError:
+        fail(MATPLOTLIB_NEEDED)
+    return plt
+
+
 def fail(message):
     """Bad input: message on stderr, exit status 2 as portalab itself."""
     print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)

@@ -8,7 +8,7 @@
 #   scripts/profile.sh DECK [OUT_DIR] [portalab run options...]
 #
 # Environment:
-#   PORTALAB=build/cuda/portalab   the binary
+#   PORTALAB=build/cuda/portalab   the binary (installed: <prefix>/bin/portalab)
 #   PROFILE_REPS=3                 repetitions of every entry
 #   CAPTURE=all | reps             reps: only the measured repetitions (the
 #                                  program brackets them with cudaProfilerStart/
@@ -22,14 +22,20 @@
 #   NSYS_LIBS=DIR                  put first on LD_LIBRARY_PATH (libdw, libelf)
 #   NSYS_TRACE=cuda,nvtx           what nsys traces
 set -euo pipefail
-if [ $# -lt 1 ]; then sed -n '2,25p' "$0"; exit 2; fi
+case ${1:-} in -h | --help) sed -n '2,23p' "$0"; exit 0 ;; esac
+if [ $# -lt 1 ]; then sed -n '2,23p' "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/nsys_env.sh
 source "$here/nsys_env.sh"
+# Installed as <prefix>/share/portalab/scripts/profile.sh: <prefix>/bin/portalab.
+case $here in
+  */share/portalab/scripts) default_bin=${here%/share/portalab/scripts}/bin/portalab ;;
+  *) default_bin=build/cuda/portalab ;;
+esac
 deck=$1
 out=${2:-results/profile}
 shift $(($# >= 2 ? 2 : 1))
-portalab=${PORTALAB:-build/cuda/portalab}
+portalab=${PORTALAB:-$default_bin}
 ncu=${NCU:-ncu}
 have_nsys=1
 if ! portalab_find_nsys; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Roofline per execution space from a portalab results.json whose run was
 calibrated: the measured memory-bandwidth and gemm ceilings, and one point per
-result (kernel phase) at its declared FLOPs per byte.
+result (kernel phase) at its declared FLOPs per byte. Needs matplotlib.
 
     scripts/roofline.py results/run/results.json [--out DIR]   # DIR/roofline_<space>.png
 """
@@ -11,14 +11,7 @@ import sys
 
 import portalab_results as pr
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("roofline.py: needs matplotlib, which this python3 lacks "
-             "(apt-get install python3-matplotlib, or pip install matplotlib)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
 
 def roofline(space_limits, rows, space, path):
@@ -54,10 +47,13 @@ def roofline(space_limits, rows, space, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="Needs matplotlib.")
     parser.add_argument("results")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
+    global plt
+    plt = pr.require_matplotlib()
     doc = pr.read_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     if not cal:

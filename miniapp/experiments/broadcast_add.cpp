@@ -72,7 +72,7 @@ class BroadcastAdd {
 [[maybe_unused]] const bool registered = register_experiment<BroadcastAdd, std::int64_t>({
     .name = "broadcast_add",
     .summary = "n x n int64 matrix + row vector, + column vector (lab 004's broadcasting)",
-    .default_sizes = {4, 8192},
+    .default_sizes = {4, 4096},
     .default_dtypes = {"int64"},
 });
 

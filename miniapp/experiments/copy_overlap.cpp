@@ -153,11 +153,11 @@ void relate_copy_overlap(std::span<Result> rows) {
     {
         .name = "copy_overlap",
         .summary = "chunked copy-compute-copy, serial vs pipelined over 2 or 3 instances",
-        .default_sizes = {100'000'000},
+        .default_sizes = {10'000'000},
         .default_dtypes = {"float32"},
         .bound = Bound::transfer,
         .parameters = {{"chunks", 16, 1, 1 << 20, "pieces the array is processed in"},
-                       {"degree", 2000, 0, 1 << 24,
+                       {"degree", 16, 0, 1 << 24,
                         "multiply-adds per element: the compute against the copies"}},
         .same_outputs = true,
     },

@@ -52,7 +52,7 @@ class GaussianPdf {
 [[maybe_unused]] const bool registered = register_experiment<GaussianPdf, double, float>({
     .name = "gaussian_pdf",
     .summary = "exp(-((x-mu)/sigma)^2/2)/(sigma*sqrt(2pi)) (lab 004's ufunc with exp)",
-    .default_sizes = {1'000'000, 100'000'000},
+    .default_sizes = {1'000'000, 10'000'000},
     .default_dtypes = {"float32"},
 });
 

@@ -81,7 +81,7 @@ class Gemm {
 [[maybe_unused]] const bool registered = register_experiment<Gemm, double, float>({
     .name = "gemm",
     .summary = "C = A*B (labs 001-003): Kokkos Kernels, a tiled Kokkos kernel, the vendor BLAS",
-    .default_sizes = {128, 1024},
+    .default_sizes = {128, 512},
     .default_dtypes = {"float32"},
     .bound = Bound::compute,
 });

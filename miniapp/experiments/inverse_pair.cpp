@@ -86,7 +86,7 @@ void relate_inverse_pair(std::span<Result> rows) {
     {
         .name = "inverse_pair",
         .summary = "two inverses on one instance, then concurrently on two (lab 002's streams)",
-        .default_sizes = {6000},
+        .default_sizes = {1000},
         .default_dtypes = {"float32"},
         .bound = Bound::compute,
         .same_outputs = true,

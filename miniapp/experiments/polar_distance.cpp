@@ -59,7 +59,7 @@ class PolarDistance {
 [[maybe_unused]] const bool registered = register_experiment<PolarDistance, double, float>({
     .name = "polar_distance",
     .summary = "distance of two points in polar form, via a device function (lab 004)",
-    .default_sizes = {1'000'000, 100'000'000},
+    .default_sizes = {1'000'000, 10'000'000},
     .default_dtypes = {"float32"},
 });
 

@@ -6,6 +6,13 @@
 # the scripts stay the same on every site. A variable already set in your
 # environment wins over the value here.
 
+# An installed copy (<prefix>/share/portalab/scripts/slurm) runs <prefix>/bin/portalab.
+portalab_site_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case $portalab_site_here in
+  */share/portalab/scripts/slurm) portalab_default_build=${portalab_site_here%/share/portalab/scripts/slurm}/bin ;;
+  *) portalab_default_build=build/cuda ;;
+esac
+
 # ===== edit below ==========================================================
 export SBATCH_PARTITION=${SBATCH_PARTITION:-gpu}         # a partition with GPU nodes
 : "${PORTALAB_ACCOUNT:=}"                                # project to charge; empty: your default
@@ -13,8 +20,10 @@ export SBATCH_TIMELIMIT=${SBATCH_TIMELIMIT:-00:30:00}    # per job (and per arra
 export SBATCH_CPUS_PER_GPU=${SBATCH_CPUS_PER_GPU:-16}    # CPU cores that come with one GPU
 # Modules loaded in each job before running portalab ("" for none).
 export PORTALAB_MODULES=${PORTALAB_MODULES-"cuda kokkos kokkos-kernels"}
-# The build whose portalab the jobs run (absolute, or relative to where you submit).
-export PORTALAB_BUILD=${PORTALAB_BUILD:-build/cuda}
+# The folder of the portalab the jobs run (absolute, or relative to where you
+# submit): a build folder, or an installed <prefix>/bin (the default when
+# these scripts are the installed ones; build/cuda otherwise).
+export PORTALAB_BUILD=${PORTALAB_BUILD:-$portalab_default_build}
 # ===== edit above ==========================================================
 
 # sbatch rejects an empty account: set it only when there is one.

@@ -286,6 +286,53 @@ class ClassifyTest(unittest.TestCase):
                                           "total")[0], "faster")
 
 
+class NeedsMatplotlibTest(unittest.TestCase):
+    """Without matplotlib (hidden by a module of that name that fails to
+    import, first on PYTHONPATH), the drawing scripts say what they need in
+    one sentence and exit 2; --help still works."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="portalab_nompl_")
+        with open(os.path.join(cls.tmp, "matplotlib.py"), "w") as f:
+            f.write('raise ImportError("No module named \'matplotlib\' (hidden by the test)")\n')
+        cls.env = dict(os.environ, PYTHONPATH=cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_hidden(self, name, *args):
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
+                           capture_output=True, text=True, timeout=60, env=self.env)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_drawing_scripts_name_matplotlib_and_exit_2(self):
+        results = os.path.join(self.tmp, "results.json")
+        for name, args in (("plot.py", [results, "--out", self.tmp]),
+                           ("roofline.py", [results, "--out", self.tmp])):
+            with self.subTest(script=name):
+                rc, _, err = self.run_hidden(name, *args)
+                self.assertEqual(rc, 2, err)
+                self.assertNotIn("Traceback", err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertTrue(lines[0].startswith(f"{name}: needs matplotlib"), err)
+
+    def test_help_needs_no_matplotlib_and_says_it_is_needed(self):
+        for name in ("plot.py", "roofline.py"):
+            with self.subTest(script=name):
+                rc, out, err = self.run_hidden(name, "--help")
+                self.assertEqual(rc, 0, err)
+                self.assertIn("matplotlib", out)
+
+    def test_scripts_without_drawing_run_without_it(self):
+        for name in ("collect.py", "compare.py", "pct_of_limit.py"):
+            with self.subTest(script=name):
+                rc, _, err = self.run_hidden(name, "--help")
+                self.assertEqual(rc, 0, err)
+
+
 if __name__ == "__main__":
     names = sys.argv[1:]
     if "PlotTest" in names:
@@ -295,6 +342,6 @@ if __name__ == "__main__":
             print(f"SKIP: {sys.executable} has no matplotlib (python3-matplotlib)")
             sys.exit(SKIP)
     # Cannot pass: these tests need a real results file.
-    if "PORTALAB" not in os.environ and names != ["ClassifyTest"]:
+    if "PORTALAB" not in os.environ and not set(names) <= {"ClassifyTest", "NeedsMatplotlibTest"}:
         sys.exit("PORTALAB (the portalab binary) is not set")
     unittest.main(argv=[sys.argv[0], "-v", *names])
