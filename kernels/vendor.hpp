@@ -58,6 +58,37 @@ struct DenseVendorFor<Kokkos::Cuda, T> {
 };
 #endif
 
+// Why no vendor library serves Exec for T in this build, or "" when one
+// does: a fact known at compile time, so that an experiment reports its
+// vendor variants not applicable there instead of failing when it runs.
+template <class Exec, class T>
+std::string why_no_vendor() {
+  if constexpr (DenseVendorFor<Exec, T>::value != DenseVendor::none)
+    return {};
+  else
+    return std::string("no vendor BLAS/LAPACK serves ") + Exec::name() +
+           " in portalab: it calls CBLAS/LAPACKE from host spaces and cuBLAS/cuSOLVER on Cuda; "
+           "rocBLAS, rocSOLVER and oneMKL are not wired in";
+}
+
+// A Kokkos profiling region around one host library call, named as Kokkos
+// Kernels names its own ("...[TPL_BLAS]"): a tool sees which library ran and
+// when. Nothing at all when no tool listens.
+class LibraryRegion {
+ public:
+  explicit LibraryRegion(const char* name) : m_on(Kokkos::Tools::profileLibraryLoaded()) {
+    if (m_on) Kokkos::Profiling::pushRegion(name);
+  }
+  ~LibraryRegion() {
+    if (m_on) Kokkos::Profiling::popRegion();
+  }
+  LibraryRegion(const LibraryRegion&) = delete;
+  LibraryRegion& operator=(const LibraryRegion&) = delete;
+
+ private:
+  bool m_on;
+};
+
 template <class Exec, class T>
 [[noreturn]] void throw_no_vendor(const char* what) {
   throw std::runtime_error(std::string(what) + ": no vendor library serves execution space " +

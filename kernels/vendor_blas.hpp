@@ -2,6 +2,7 @@
 // (kernels/vendor.hpp): what Kokkos Kernels' layer is measured against.
 #pragma once
 
+#include "library_threads.hpp"
 #include "vendor.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -71,6 +72,9 @@ void vendor_gemm(const Exec& exec, const AM& A, const BM& B, const CM& C) {
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_gemm: inputs ready");
+    const LibraryThreads<Exec> threads(exec);
+    // Named as Kokkos Kernels names its calls: a tool sees which library ran.
+    const LibraryRegion region("portalab::vendor_gemm[TPL_BLAS]");
     detail::Cblas<T>::gemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, T(1), A.data(),
                            lda, B.data(), ldb, T(0), C.data(), ldc);
   }
@@ -100,6 +104,8 @@ void vendor_dot(const Exec& exec, const X& x, const Y& y, const R& result) {
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_dot: inputs ready");
+    const LibraryThreads<Exec> threads(exec);
+    const LibraryRegion region("portalab::vendor_dot[TPL_BLAS]");
     result() = detail::Cblas<T>::dot(n, x.data(), incx, y.data(), incy);
   }
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -58,6 +58,13 @@ void Result::set_metric(const std::string& name, double value) {
   metrics.emplace_back(name, value);
 }
 
+std::string threads_text(int space_threads, int library_threads) {
+  if (library_threads < 0) return fmt::format("{} (library: unknown)", space_threads);
+  if (library_threads == 0 || library_threads == space_threads)
+    return std::to_string(space_threads);
+  return fmt::format("{} (library {})", space_threads, library_threads);
+}
+
 const Result* passing_row(std::span<const Result> rows, std::string_view variant) {
   for (const auto& r : rows)
     if (r.variant == variant && r.status == Status::pass) return &r;
@@ -147,6 +154,7 @@ nlohmann::json to_json(const Result& r) {
       {"experiment", r.experiment},
       {"variant", r.variant},
       {"library", r.library},
+      {"threads", r.threads},
       {"space", r.space},
       {"dtype", r.dtype},
       {"n", r.n},
@@ -189,8 +197,8 @@ nlohmann::json to_json(const Result& r) {
 }
 
 std::vector<std::string> csv_header() {
-  std::vector<std::string> h{"experiment", "variant", "library", "space", "dtype",
-                             "n",          "copies",  "reps",    "warmups"};
+  std::vector<std::string> h{"experiment", "variant", "library", "threads", "space",
+                             "dtype",      "n",       "copies",  "reps",    "warmups"};
   for (const auto& [name, member] : phases()) h.push_back(std::string(name) + "_ms");
   for (const auto& [name, member] : phases())
     for (const char* s : {"_min_ms", "_max_ms", "_std_ms"}) h.push_back(std::string(name) + s);
@@ -205,7 +213,8 @@ std::vector<std::string> csv_header() {
 
 std::vector<std::string> csv_row(const Result& r) {
   auto num = [](double v) { return fmt::format("{:.9g}", v); };
-  std::vector<std::string> row{r.experiment, r.variant, csv_quote(r.library), r.space, r.dtype,
+  std::vector<std::string> row{r.experiment, r.variant, csv_quote(r.library),
+                               csv_quote(r.threads), r.space, r.dtype,
                                std::to_string(r.n),
                                std::string(to_string(r.copies)), std::to_string(r.reps),
                                std::to_string(r.warmups)};
@@ -275,21 +284,28 @@ std::string format_table(const std::vector<Result>& results, const std::string& 
                        rows.front()->parameters.empty() ? "" : "  " + rows.front()->parameters,
                        rows.front()->reps,
                        rows.front()->warmups);
-    out += fmt::format("{:<8} {:<14} {:<9} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} "
-                       "{:>8} {:>5} {:<7} {:>8}\n",
-                       "space", "variant", "library", "copies", "h2d", "kernel", "d2h", "total", "±", "cold",
-                       "speedup", "GB/s", "GFLOP/s", "%lim", "check", "rel.err");
+    // As wide as the group's longest, "2 (library 1)" where they differ.
+    std::size_t tw = 7;
+    for (const Result* r : rows) tw = std::max(tw, r->threads.size());
+    out += fmt::format("{:<8} {:<14} {:<9} {:<{}} {:<8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} "
+                       "{:>8} {:>8} {:>5} {:<7} {:>8}\n",
+                       "space", "variant", "library", "threads", tw, "copies", "h2d", "kernel",
+                       "d2h", "total", "±", "cold", "speedup", "GB/s", "GFLOP/s", "%lim", "check",
+                       "rel.err");
     for (const Result* r : rows) {
       if (r->status == Status::skipped || r->status == Status::error ||
           r->status == Status::not_applicable) {
-        out += fmt::format("{:<8} {:<14} {:<9} {:<8} {} {}\n", r->space, r->variant, r->library,
-                           to_string(r->copies), to_string(r->status), r->note);
+        out += fmt::format("{:<8} {:<14} {:<9} {:<{}} {:<8} {} {}\n", r->space, r->variant,
+                           r->library, r->threads, tw, to_string(r->copies),
+                           to_string(r->status), r->note);
         continue;
       }
       const bool alias = r->copies_alias && r->copies != CopyMode::none;
       out += fmt::format(
-          "{:<8} {:<14} {:<9} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} {:>8.1e}\n",
-          r->space, r->variant, r->library, to_string(r->copies), alias ? "0*" : fmt_num(r->h2d.median, 9),
+          "{:<8} {:<14} {:<9} {:<{}} {:<8} {:>9} {} {:>9} {} {} {} {:>8} {} {} {:>5} {:<7} "
+          "{:>8.1e}\n",
+          r->space, r->variant, r->library, r->threads, tw, to_string(r->copies),
+          alias ? "0*" : fmt_num(r->h2d.median, 9),
           fmt_num(r->kernel.median, 9), alias ? "0*" : fmt_num(r->d2h.median, 9),
           fmt_num(r->total.median, 9), fmt::format("{:>8.3g}", r->total.stddev), fmt_num(r->cold_ms, 9),
           r->speedup > 0 ? fmt::format("{:.2f}x", r->speedup) : std::string("-"),

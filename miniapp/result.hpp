@@ -31,6 +31,9 @@ std::string_view to_string(Status s);
 struct Result {
   std::string experiment, variant, space, dtype;
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
+  // The space's concurrency, and the host library's thread count when a
+  // library call ran with another: "2", "2 (library 1)" (threads_text).
+  std::string threads;
   std::size_t n = 0;
   std::string parameters;  // the experiment's own settings, "chunks=16 degree=2000"
   CopyMode copies = CopyMode::pageable;
@@ -64,6 +67,11 @@ struct Result {
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);
 };
+
+// A row's `threads`: the space's concurrency, followed by the host library's
+// count when it differs. library_threads: 0 no host library was called, -1
+// one was but its count cannot be read or set (not OpenBLAS, MKL or BLIS).
+std::string threads_text(int space_threads, int library_threads);
 
 // The row of `variant` among rows, if its check passed; else nullptr.
 const Result* passing_row(std::span<const Result> rows, std::string_view variant);

@@ -4,6 +4,7 @@
 #include "calibrate.hpp"
 #include "experiment.hpp"
 #include "interrupt.hpp"
+#include "kernels/library_threads.hpp"
 #include "memory.hpp"
 #include "profiling.hpp"
 #include "spaces.hpp"
@@ -67,6 +68,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
                       c.h2d_bytes() + c.d2h_bytes() > 0;
 
   const std::string range = fmt::format("portalab/{}/{}", r.experiment, r.space);
+  kernels::LibraryThreadsSeen::reset();  // host library calls report their threads
   c.poison_outputs();
   {
     ScopedRange cold(range + "/cold");
@@ -123,6 +125,7 @@ void measure(Case& c, Result& r, CopyMode mode) {
   ScopedRange verify(range + "/verify");
   r.check = c.verify(r.variant);
   r.library = c.library(r.variant);
+  r.threads = threads_text(space_concurrency(r.space), kernels::LibraryThreadsSeen::get());
   r.status = r.check.pass ? Status::pass : Status::fail;
   if (mode == CopyMode::none)
     r.note = "inputs created in the space: kernel alone";
@@ -243,6 +246,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
                 r.experiment = plan.experiment;
                 r.variant = variant;
                 r.space = space;
+                r.threads = threads_text(space_concurrency(space), 0);
                 r.dtype = dtype;
                 r.n = n;
                 r.parameters = parameters_text;

@@ -18,4 +18,13 @@ bool is_host_space(std::string_view name) {
   return host;
 }
 
+int space_concurrency(std::string_view name) {
+  int threads = 0;
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if (name == Space::name()) threads = Space().concurrency();
+  });
+  return threads;
+}
+
 }  // namespace portalab

@@ -33,6 +33,7 @@ class Det {
       // gesv factors and solves; the 1-column solve is the price of having
       // no getrf alone in Kokkos Kernels 4.6.
       Kokkos::deep_copy(exec, m_rhs, T(1));
+      const kernels::LibraryThreads threads(exec);
       m_recorded.run_recording_first(variant,
                                      [&] { KokkosLapack::gesv(exec, m_lu, m_rhs, m_ipiv); });
     } else {
@@ -44,6 +45,12 @@ class Det {
   std::string library(std::string_view variant) const {
     if (variant == "kokkos_kernels") return m_recorded(variant);
     return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
+  }
+
+  static std::string not_applicable(const Space&, std::string_view variant, CopyMode,
+                                    const Parameters&) {
+    return variant == "kokkos_kernels" ? kernels::why_no_kokkos_kernels_gesv<Space, T>()
+                                       : kernels::why_no_vendor<Space, T>();
   }
 
   // The factors first: ‖P·A − L·U‖₁ / ‖A‖₁ within 30·n·eps (LAPACK's xGET01),

@@ -29,14 +29,20 @@ class Dot {
     const auto& x = m_x.device();
     const auto& y = m_y.device();
     const auto result = Kokkos::subview(m_dot.device(), 0);
-    if (variant == "kokkos_kernels")
+    if (variant == "kokkos_kernels") {
+      const kernels::LibraryThreads threads(exec);
       m_recorded.run_recording_first(variant, [&] { KokkosBlas::dot(exec, result, x, y); });
-    else if (variant == "vendor")
+    } else if (variant == "vendor")
       kernels::vendor_dot(exec, x, y, result);
     else if (variant == "native")
       kernels::dot_reduce(exec, x, y, result);
     else
       kernels::dot_reduce(exec, x, y, Kokkos::subview(m_dot64.device(), 0));
+  }
+
+  static std::string not_applicable(const Space&, std::string_view variant, CopyMode,
+                                    const Parameters&) {
+    return variant == "vendor" ? kernels::why_no_vendor<Space, T>() : std::string();
   }
 
   std::string library(std::string_view variant) const {

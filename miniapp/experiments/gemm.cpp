@@ -26,13 +26,19 @@ class Gemm {
     const auto& A = m_a.device();
     const auto& B = m_b.device();
     const auto& C = m_c.device();
-    if (variant == "kokkos_kernels")
+    if (variant == "kokkos_kernels") {
+      const kernels::LibraryThreads threads(exec);
       m_recorded.run_recording_first(
           variant, [&] { KokkosBlas::gemm(exec, "N", "N", T(1), A, B, T(0), C); });
-    else if (variant == "native")
+    } else if (variant == "native")
       kernels::gemm_tiled(exec, A, B, C);
     else
       kernels::vendor_gemm(exec, A, B, C);
+  }
+
+  static std::string not_applicable(const Space&, std::string_view variant, CopyMode,
+                                    const Parameters&) {
+    return variant == "vendor" ? kernels::why_no_vendor<Space, T>() : std::string();
   }
 
   std::string library(std::string_view variant) const {

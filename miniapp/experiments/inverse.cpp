@@ -30,6 +30,7 @@ class Inverse {
     Kokkos::deep_copy(exec, m_lu, m_a.device());
     kernels::set_identity(exec, X);
     if (variant == "kokkos_kernels") {
+      const kernels::LibraryThreads threads(exec);
       m_recorded.run_recording_first(variant, [&] { KokkosLapack::gesv(exec, m_lu, X, m_ipiv); });
     } else {
       kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
@@ -42,6 +43,12 @@ class Inverse {
   std::string library(std::string_view variant) const {
     if (variant == "kokkos_kernels") return m_recorded(variant);
     return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
+  }
+
+  static std::string not_applicable(const Space&, std::string_view variant, CopyMode,
+                                    const Parameters&) {
+    return variant == "kokkos_kernels" ? kernels::why_no_kokkos_kernels_gesv<Space, T>()
+                                       : kernels::why_no_vendor<Space, T>();
   }
 
   // ‖A·X − I‖₁ / (‖A‖₁·‖X‖₁) within 30·n·eps, LAPACK's xGET03 test.

@@ -52,6 +52,7 @@ class InversePair {
 
   static std::string not_applicable(const Space& exec, std::string_view variant, CopyMode,
                                     const Parameters&) {
+    if (auto why = kernels::why_no_vendor<Space, T>(); !why.empty()) return why;
     return variant == "concurrent" ? why_not_partitionable(exec, 2) : std::string();
   }
 

@@ -35,6 +35,10 @@ class Qr {
     return vendor_library(kernels::DenseVendorFor<Space, T>::lapack);
   }
 
+  static std::string not_applicable(const Space&, std::string_view, CopyMode, const Parameters&) {
+    return kernels::why_no_vendor<Space, T>();
+  }
+
   // ‖A − Q·R‖₁ / ‖A‖₁ and ‖QᵀQ − I‖₁, each within 30·n·eps (LAPACK's xQRT01).
   Check verify(std::string_view) const {
     const auto n = static_cast<std::int64_t>(m_q.host().extent(0));
