@@ -263,7 +263,8 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   throw_if_interrupted();
   Result r = row_of(e);
   // A variant this space cannot run at all is said so, not tried.
-  if (const std::string why = e.experiment->not_applicable(e.space, e.dtype, e.variant, e.copies);
+  if (const std::string why =
+          e.experiment->not_applicable(e.space, e.dtype, e.variant, e.copies);
       !why.empty()) {
     r.status = Status::not_applicable;
     r.note = "not applicable: " + why;
