@@ -5,14 +5,18 @@
 #pragma once
 
 #include "factorization.hpp"
+#include "library_threads.hpp"
 #include "vendor.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <KokkosKernels_config.h>
+#include <KokkosLapack_gesv_tpl_spec_avail.hpp>
 
 #include <lapacke.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace portalab::kernels {
@@ -114,6 +118,8 @@ struct Cusolver<double> {
 template <class Exec, class T, class Host, class Cuda>
 void dispatch(const Exec& exec, const char* what, Host&& host, [[maybe_unused]] Cuda&& cuda) {
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  // The threads first: whoever listens to the region sees the count the call runs with.
+  const LibraryThreads<Exec> threads(exec);
   const VendorRegion region(what, DenseVendorFor<Exec, T>::lapack, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::lapack: inputs ready");
@@ -130,6 +136,22 @@ void dispatch(const Exec& exec, const char* what, Host&& host, [[maybe_unused]] 
 }
 
 }  // namespace detail
+
+// Why KokkosLapack::gesv cannot run in Exec for T, or "": Kokkos Kernels 4.6
+// has no gesv of its own, only LAPACK, cuSOLVER, rocSOLVER or MAGMA, so the
+// answer is its TPL trait for the Views gesv hands the library.
+template <class Exec, class T>
+std::string why_no_kokkos_kernels_gesv() {
+  using Device = Kokkos::Device<Exec, typename Exec::memory_space>;
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Device, Unmanaged>;
+  using Pivots = Kokkos::View<int*, Kokkos::LayoutLeft, Device, Unmanaged>;
+  if constexpr (KokkosLapack::Impl::gesv_tpl_spec_avail<Exec, Matrix, Matrix, Pivots>::value)
+    return {};
+  else
+    return std::string("Kokkos Kernels 4.6 has no gesv of its own and no library it calls serves ") +
+           Exec::name() + " in this build (LAPACK, cuSOLVER, rocSOLVER or MAGMA)";
+}
 
 // A = P·L·U in place, pivots in ipiv (n ints). (2/3)n³ FLOPs.
 template <class Exec, class AM, class IV, class T = typename AM::non_const_value_type>

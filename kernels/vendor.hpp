@@ -139,6 +139,21 @@ constexpr const char* vendor_type_name() {
   return std::is_same_v<T, float> ? "float" : std::is_same_v<T, double> ? "double" : "other";
 }
 
+// Why no vendor library serves Exec for T in this build, or "" when one
+// does: a fact known at compile time. A variant calling the vendor names it
+// in its row (Variant::missing_library), and is not applicable where it says
+// why, instead of failing when it runs.
+template <class Exec, class T>
+std::string why_no_vendor() {
+  if constexpr (DenseVendorFor<Exec, T>::value != DenseVendor::none)
+    return {};
+  else
+    return std::string("no vendor BLAS/LAPACK serves ") + Exec::name() + " for " +
+           (is_blas_real_v<T> ? vendor_type_name<T>() : "this element type") +
+           " in portalab: it calls CBLAS/LAPACKE from host spaces and cuBLAS/cuSOLVER on Cuda "
+           "(rocBLAS, rocSOLVER and oneMKL are not wired in)";
+}
+
 // Vendor interfaces take int sizes.
 inline int vendor_int(std::size_t n, const char* what) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))

@@ -2,6 +2,7 @@
 // (kernels/vendor.hpp): what Kokkos Kernels' layer is measured against.
 #pragma once
 
+#include "library_threads.hpp"
 #include "vendor.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -69,6 +70,8 @@ void vendor_gemm(const Exec& exec, const AM& A, const BM& B, const CM& C) {
   const int lda = std::max<int>(1, A.stride(1)), ldb = std::max<int>(1, B.stride(1)),
             ldc = std::max<int>(1, C.stride(1));
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  // The threads first: whoever listens to the region sees the count the call runs with.
+  const LibraryThreads<Exec> threads(exec);
   const VendorRegion region("gemm", DenseVendorFor<Exec, T>::blas, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_gemm: inputs ready");
@@ -99,6 +102,8 @@ void vendor_dot(const Exec& exec, const X& x, const Y& y, const R& result) {
   const int n = vendor_int(x.extent(0), "dot");
   const int incx = std::max<int>(1, x.stride(0)), incy = std::max<int>(1, y.stride(0));
   constexpr auto vendor = DenseVendorFor<Exec, T>::value;
+  // The threads first: whoever listens to the region sees the count the call runs with.
+  const LibraryThreads<Exec> threads(exec);
   const VendorRegion region("dot", DenseVendorFor<Exec, T>::blas, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_dot: inputs ready");

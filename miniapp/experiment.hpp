@@ -26,6 +26,7 @@
 #include "result.hpp"
 #include "run_state.hpp"
 #include "spaces.hpp"
+#include "kernels/library_threads.hpp"
 
 #include <array>
 #include <cstddef>
@@ -69,12 +70,21 @@ struct Variant {
   Check (Exp::*verify)() const = nullptr;      // its own check; else Exp::verify()
   std::string (Exp::*show)() const = nullptr;  // values to print after the check
   Work (*work)(std::size_t n, const Parameters&) = nullptr;  // its own; else Exp::work
+  // The library it must have, as a fact of the build: why none serves Space
+  // for this type, "" when one does (kernels::why_no_vendor<Space, T>). Where
+  // it says why, the variant is not applicable, with that reason.
+  std::string (*missing_library)() = nullptr;
 };
 
 // What the runner needs to know of a variant without making a case.
 struct VariantTraits {
   int instances = 1;
   bool needs_copies = false;
+  // Where no library serves it (Variant::missing_library): space, type, why.
+  struct Unserved {
+    std::string space, dtype, why;
+  };
+  std::vector<Unserved> unserved;
 };
 
 // One experiment at one size, element type, space and copy mode, with its
@@ -109,9 +119,11 @@ struct ExperimentInfo : ExperimentSpec {
 
   // The index of a variant in the table; throws for a name it does not have.
   std::size_t variant_index(std::string_view name) const;
-  // Why `space` cannot run variant v with copies `mode`, or "" when it can.
-  // Kokkos must be initialised (it may ask an instance for its concurrency).
-  std::string not_applicable(std::string_view space, std::size_t v, CopyMode mode) const;
+  // Why `space` cannot run variant v for `dtype` with copies `mode`, or ""
+  // when it can. Kokkos must be initialised (it may ask an instance for its
+  // concurrency).
+  std::string not_applicable(std::string_view space, std::string_view dtype, std::size_t v,
+                             CopyMode mode) const;
 };
 
 // The experiments a run can name. The program's registry is filled at static
@@ -146,6 +158,8 @@ class CaseImpl final : public Case {
   void run(std::size_t v, CallRecord& record) override {
     const auto& variant = table()[v];
     RunState<Space> state(m_ctx.exec(), m_pool, variant.instances, record);
+    // Host BLAS/LAPACK calls, Kokkos Kernels' included, on the space's threads.
+    const kernels::LibraryThreads<Space> threads(m_ctx.exec());
     (m_exp.*variant.run)(state);
   }
   Check verify(std::size_t v) const override {
@@ -171,6 +185,23 @@ class CaseImpl final : public Case {
   Exp m_exp;
   InstancePool<Space> m_pool;
 };
+
+// Variant v's missing library in each space and type where it has one.
+template <template <class, class> class Exp, class... Scalars>
+std::vector<VariantTraits::Unserved> unserved(std::size_t v) {
+  std::vector<VariantTraits::Unserved> out;
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    (
+        [&] {
+          const auto missing = CaseImpl<Exp<Space, Scalars>, Space>::table()[v].missing_library;
+          if (std::string why = missing ? missing() : std::string(); !why.empty())
+            out.push_back({Space::name(), std::string(dtype_name<Scalars>()), std::move(why)});
+        }(),
+        ...);
+  });
+  return out;
+}
 
 template <class Exp>
 Work work_of(std::size_t n, std::size_t v, const Parameters& p) {
@@ -199,7 +230,8 @@ bool register_experiment(Registry& registry, ExperimentSpec spec, Relate relate 
     if (!v.work && !requires(std::size_t n, const Parameters& p) { Host::work(n, p); })
       throw std::logic_error(info.name + "/" + std::string(v.name) + ": no work");
     info.variants.emplace_back(v.name);
-    info.traits.push_back({v.instances, v.needs_copies});
+    info.traits.push_back(
+        {v.instances, v.needs_copies, detail::unserved<Exp, Scalars...>(info.traits.size())});
   }
   info.footprint = [](std::string_view dtype, std::size_t n, const Parameters& p) {
     std::size_t bytes = 0;

@@ -4,6 +4,7 @@
 // never by a global Kokkos::fence().
 #pragma once
 
+#include "kernels/library_threads.hpp"
 #include "spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -25,11 +26,18 @@
 
 namespace portalab {
 
+template <class Space>
+inline constexpr bool is_threads = false;
+#if defined(KOKKOS_ENABLE_THREADS)
+template <>
+inline constexpr bool is_threads<Kokkos::Threads> = true;
+#endif
+
 // Why `count` concurrent instances of exec's space cannot be had, or "".
-// Kokkos 4.6 partitions Cuda (new streams), OpenMP (thread pools split from
-// the instance's) and Serial (independent instances); for other spaces its
-// partition_space returns copies of one instance, which would not run
-// concurrently, so they are not applicable.
+// Kokkos 4.6 partitions Cuda and HIP (new streams), OpenMP (thread pools
+// split from the instance's) and Serial (independent instances); for other
+// spaces its partition_space returns copies of one instance, which would not
+// run concurrently, so they are not applicable (Threads: only more than one).
 template <class Space>
 std::string why_not_partitionable(const Space& exec, int count) {
   constexpr bool partitions = false
@@ -42,9 +50,21 @@ std::string why_not_partitionable(const Space& exec, int count) {
 #if defined(KOKKOS_ENABLE_CUDA)
                               || std::is_same_v<Space, Kokkos::Cuda>
 #endif
+#if defined(KOKKOS_ENABLE_HIP)
+                              || std::is_same_v<Space, Kokkos::HIP>
+#endif
       ;
-  if (!partitions)
+  // Threads' one thread pool is process-wide: Kokkos 4.6 has no Threads
+  // partition_space, and copies of the instance share that pool. One
+  // instance is the space itself.
+  if constexpr (is_threads<Space>) {
+    if (count > 1)
+      return fmt::format("Kokkos 4.6 has a single Threads instance (one process-wide thread "
+                         "pool, no partition_space): {} instances would not run concurrently",
+                         count);
+  } else if (!partitions) {
     return fmt::format("Kokkos 4.6 cannot partition {} into concurrent instances", Space::name());
+  }
 #if defined(KOKKOS_ENABLE_OPENMP)
   if constexpr (std::is_same_v<Space, Kokkos::OpenMP>)
     if (exec.concurrency() < count)
@@ -100,10 +120,13 @@ struct InstanceTimes {
 // same time, and returns when each instance was done.
 //
 // A host instance executes its kernels on the thread that launches them, so
-// each instance gets a thread of its own. A device instance queues work and
-// returns at once, so all of it is queued from this thread (as CUDA streams
-// are used), then one thread per instance waits on that instance's fence:
-// each completion is seen when it happens, not when an earlier fence returns.
+// each instance gets a thread of its own, whose host library calls use that
+// instance's threads; a single one runs on this thread (Kokkos' Threads takes
+// work only from the thread that initialised it). A device instance queues
+// work and returns at once, so all of it is queued from this thread (as CUDA
+// streams are used), then one thread per instance waits on that instance's
+// fence: each completion is seen when it happens, not when an earlier fence
+// returns.
 template <class Space, class Work>
 InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work) {
   using clock = std::chrono::steady_clock;
@@ -118,9 +141,16 @@ InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work)
   std::vector<std::thread> threads;
   threads.reserve(count);
   if constexpr (is_host_space_v<Space>) {
+    if (count == 1) {
+      const kernels::LibraryThreads<Space> library(instances[0]);
+      work(std::size_t(0), instances[0]);
+      finish(0);
+      return {std::move(done_ms)};
+    }
     for (std::size_t i = 0; i < count; ++i)
       threads.emplace_back([&, i] {
         try {
+          const kernels::LibraryThreads<Space> library(instances[i]);
           work(i, instances[i]);
           finish(i);
         } catch (...) {

@@ -3,10 +3,13 @@
 // portalab's own vendor calls ("portalab::getrf[TPL_cuSOLVER,float]") push.
 #pragma once
 
+#include "kernels/library_threads.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
@@ -17,17 +20,22 @@
 namespace portalab {
 
 // Records region names pushed while it lives, through Kokkos Tools callbacks;
-// a tool loaded by the user keeps receiving its events afterwards.
+// a tool loaded by the user keeps receiving its events afterwards. Inside each
+// library call's region ("[TPL_"), it also reads the thread count the host
+// BLAS/LAPACK runs that call with (kernels/library_threads.hpp).
 class RegionRecorder {
  public:
   RegionRecorder() : m_saved(Kokkos::Tools::Experimental::get_callbacks()) {
     recorded().clear();
-    // Variants on several host instances push from several threads at once
-    // (inverse_pair's concurrent getrf on two): unguarded, the vector's
-    // reallocations race (ASan: a double free).
+    library_threads_seen() = 0;
     Kokkos::Tools::Experimental::set_push_region_callback([](const char* name) {
-      const std::lock_guard lock(mutex());
+      // Concurrent instances push from threads of their own.
+      const std::lock_guard<std::mutex> guard(lock());
       recorded().emplace_back(name);
+      if (std::string_view(name).find("[TPL_") == std::string_view::npos) return;
+      const int threads = kernels::LibraryThreadControl::instance().current();
+      int& seen = library_threads_seen();
+      seen = threads <= 0 || seen < 0 ? -1 : std::max(seen, threads);
     });
   }
   ~RegionRecorder() { Kokkos::Tools::Experimental::set_callbacks(m_saved); }
@@ -35,6 +43,15 @@ class RegionRecorder {
   RegionRecorder& operator=(const RegionRecorder&) = delete;
 
   const std::vector<std::string>& regions() const { return recorded(); }
+
+  // The most threads a host library call ran with; 0 when no library call
+  // was made, -1 when the linked library's count cannot be read (not
+  // OpenBLAS, MKL or BLIS). It reads the host library whatever the space:
+  // a device space's calls (cuBLAS) are no concern of it.
+  int library_threads() const {
+    const std::lock_guard<std::mutex> guard(lock());
+    return library_threads_seen();
+  }
 
   // "cuBLAS", "BLAS", "cuSOLVER", "LAPACK", ... for the first vendor region
   // pushed, or "native" when the call ran Kokkos Kernels' own kernels.
@@ -56,7 +73,11 @@ class RegionRecorder {
     static std::vector<std::string> names;
     return names;
   }
-  static std::mutex& mutex() {
+  static int& library_threads_seen() {
+    static int threads = 0;
+    return threads;
+  }
+  static std::mutex& lock() {
     static std::mutex m;
     return m;
   }

@@ -2,6 +2,8 @@
 
 #include "build_info.hpp"
 #include "deck.hpp"
+#include "kernels/library_threads.hpp"
+#include "library_probe.hpp"
 #include "spaces.hpp"
 
 #include <KokkosKernels_config.h>
@@ -146,6 +148,11 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"cpu_model", cpu_model()},
         {"hardware_threads", std::thread::hardware_concurrency()},
         {"host_space_threads", Kokkos::DefaultHostExecutionSpace().concurrency()},
+        // The host BLAS and LAPACK as rows name them, and how their thread
+        // count follows each space (kernels/library_threads.hpp).
+        {"blas", vendor_library("BLAS")},
+        {"lapack", vendor_library("LAPACK")},
+        {"blas_threads", kernels::LibraryThreadControl::instance().describe()},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",

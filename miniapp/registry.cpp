@@ -42,9 +42,11 @@ std::size_t ExperimentInfo::variant_index(std::string_view name) const {
   return static_cast<std::size_t>(it - variants.begin());
 }
 
-std::string ExperimentInfo::not_applicable(std::string_view space, std::size_t v,
-                                           CopyMode mode) const {
+std::string ExperimentInfo::not_applicable(std::string_view space, std::string_view dtype,
+                                           std::size_t v, CopyMode mode) const {
   const VariantTraits& t = traits.at(v);
+  for (const auto& u : t.unserved)
+    if (u.space == space && u.dtype == dtype) return u.why;
   if (t.needs_copies && mode == CopyMode::none)
     return fmt::format("{} times its own copies; copies = none makes none", variants[v]);
   std::string why;

@@ -60,6 +60,13 @@ void Result::set_metric(const std::string& name, double value) {
   metrics.emplace_back(name, value);
 }
 
+std::string threads_text(int space_threads, int library_threads) {
+  if (library_threads < 0) return fmt::format("{} (library: unknown)", space_threads);
+  if (library_threads == 0 || library_threads == space_threads)
+    return std::to_string(space_threads);
+  return fmt::format("{} (library {})", space_threads, library_threads);
+}
+
 const Result* passing_row(std::span<const Result> rows, std::string_view variant) {
   for (const auto& r : rows)
     if (r.variant == variant && r.status == Status::pass) return &r;
@@ -208,24 +215,28 @@ std::vector<Field> make_fields() {
        {"variant", -14, [](const Result& r) { return r.variant; }}, 1},
       {"library", both_files, text(&Result::library),
        {"library", -9, [](const Result& r) { return r.library; }}, 2},
+      {"threads", both_files,
+       [](const Result& r) -> Value { return threads_text(r.threads, r.library_threads); },
+       {"threads", -7, [](const Result& r) { return threads_text(r.threads, r.library_threads); }},
+       3},
       {"space", both_files, text(&Result::space),
        {"space", -8, [](const Result& r) { return r.space; }}, 0},
       {"dtype", both_files, text(&Result::dtype)},
       {"n", both_files, [](const Result& r) -> Value { return static_cast<std::int64_t>(r.n); }},
       {"copies", both_files,
        [](const Result& r) -> Value { return std::string(to_string(r.copies)); },
-       {"copies", -8, [](const Result& r) { return std::string(to_string(r.copies)); }}, 3},
+       {"copies", -8, [](const Result& r) { return std::string(to_string(r.copies)); }}, 4},
       {"reps", both_files, [](const Result& r) -> Value { return std::int64_t{r.reps}; }},
       {"warmups", both_files, [](const Result& r) -> Value { return std::int64_t{r.warmups}; }},
       // Phase medians; the console shows a host space's no-op copies as 0*.
       {"h2d_ms", both_files, [](const Result& r) -> Value { return r.h2d.median; },
-       {"h2d", 9, [](const Result& r) { return alias_or(r, r.h2d.median); }}, 4},
+       {"h2d", 9, [](const Result& r) { return alias_or(r, r.h2d.median); }}, 5},
       {"kernel_ms", both_files, [](const Result& r) -> Value { return r.kernel.median; },
-       {"kernel", 9, [](const Result& r) { return fmt_num(r.kernel.median, 9); }}, 5},
+       {"kernel", 9, [](const Result& r) { return fmt_num(r.kernel.median, 9); }}, 6},
       {"d2h_ms", both_files, [](const Result& r) -> Value { return r.d2h.median; },
-       {"d2h", 9, [](const Result& r) { return alias_or(r, r.d2h.median); }}, 6},
+       {"d2h", 9, [](const Result& r) { return alias_or(r, r.d2h.median); }}, 7},
       {"total_ms", both_files, [](const Result& r) -> Value { return r.total.median; },
-       {"total", 9, [](const Result& r) { return fmt_num(r.total.median, 9); }}, 7},
+       {"total", 9, [](const Result& r) { return fmt_num(r.total.median, 9); }}, 8},
   };
   for (const auto& [name, member] : phases()) {
     f.push_back({std::string(name) + "_min_ms", csv_file,
@@ -236,18 +247,18 @@ std::vector<Field> make_fields() {
                  [member](const Result& r) -> Value { return (r.*member).stddev; }});
   }
   f.back().column = {"±", 8, [](const Result& r) { return fmt::format("{:>8.3g}", r.total.stddev); }};
-  f.back().column_at = 8;
+  f.back().column_at = 9;
   std::vector<Field> rest{
       {"cold_ms", both_files, number(&Result::cold_ms),
-       {"cold", 9, [](const Result& r) { return fmt_num(r.cold_ms, 9); }}, 9},
+       {"cold", 9, [](const Result& r) { return fmt_num(r.cold_ms, 9); }}, 10},
       {"first_in_process", both_files, [](const Result& r) -> Value { return r.first_in_process; }},
       {"copies_alias", both_files, [](const Result& r) -> Value { return r.copies_alias; }},
       {"bytes", both_files, number(&Result::bytes)},
       {"flops", both_files, number(&Result::flops)},
       {"gbps", both_files, number(&Result::gbps),
-       {"GB/s", 8, [](const Result& r) { return fmt_num(r.gbps, 8); }}, 11},
+       {"GB/s", 8, [](const Result& r) { return fmt_num(r.gbps, 8); }}, 12},
       {"gflops", both_files, number(&Result::gflops),
-       {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }}, 12},
+       {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }}, 13},
       {"h2d_gbps", both_files, number(&Result::h2d_gbps)},
       {"d2h_gbps", both_files, number(&Result::d2h_gbps)},
       {"limit", both_files, [](const Result& r) -> Value { return r.limit.text(); }},
@@ -257,7 +268,7 @@ std::vector<Field> make_fields() {
         [](const Result& r) {
           return or_dash(r.pct_of_limit > 0, fmt::format("{:.0f}%", 100 * r.pct_of_limit));
         }},
-       13},
+       14},
       {"h2d_pct_of_limit", both_files,
        [](const Result& r) { return positive_or_none(r.h2d_pct_of_limit); }},
       {"d2h_pct_of_limit", both_files,
@@ -265,14 +276,14 @@ std::vector<Field> make_fields() {
       {"speedup", both_files, [](const Result& r) { return positive_or_none(r.speedup); },
        {"speedup", 8,
         [](const Result& r) { return or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)); }},
-       10},
+       11},
       {"baseline", both_files, text(&Result::baseline)},
       {"check", both_files,
        [](const Result& r) -> Value { return std::string(to_string(r.status)); },
-       {"check", -7, [](const Result& r) { return std::string(to_string(r.status)); }}, 14},
+       {"check", -7, [](const Result& r) { return std::string(to_string(r.status)); }}, 15},
       {"rel_error", both_files, [](const Result& r) -> Value { return r.check.rel_error; },
        {"rel.err", 8, [](const Result& r) { return fmt::format("{:>8.1e}", r.check.rel_error); }},
-       15},
+       16},
       {"tolerance", both_files, [](const Result& r) -> Value { return r.check.tolerance; }},
       {"note", both_files,
        [](const Result& r) -> Value { return r.note.empty() ? r.check.detail : r.note; }},
@@ -400,8 +411,16 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
-  auto cell = [](const Column& c, const std::string& s) {
-    return c.width < 0 ? fmt::format("{:<{}}", s, -c.width) : fmt::format("{:>{}}", s, c.width);
+  // A column is as wide as its widest cell in the group ("2 (library 1)").
+  auto length = [](const std::string& s) {
+    return static_cast<int>(std::count_if(s.begin(), s.end(), [](char ch) {
+      return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;  // UTF-8 code points
+    }));
+  };
+  std::vector<int> width;
+  auto cell = [&](std::size_t i, const std::string& s) {
+    return columns()[i]->width < 0 ? fmt::format("{:<{}}", s, width[i])
+                                   : fmt::format("{:>{}}", s, width[i]);
   };
   std::string out;
   for (const auto& key : order) {
@@ -411,16 +430,24 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     out += fmt::format("\n{}  {}  n={}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
                        experiment, key.first, key.second,
                        parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
+    // Nothing measured: who (space, variant, library, threads, copies), then why.
+    auto shown = [](const Result* r) {
+      const bool measured = r->status == Status::pass || r->status == Status::fail;
+      return measured ? columns().size() : std::size_t(5);
+    };
+    width.assign(columns().size(), 0);
+    for (std::size_t i = 0; i < columns().size(); ++i) {
+      width[i] = std::max(std::abs(columns()[i]->width), length(columns()[i]->header));
+      for (const Result* r : rows)
+        if (i < shown(r)) width[i] = std::max(width[i], length(columns()[i]->text(*r)));
+    }
     std::vector<std::string> line;
-    for (const Column* c : columns()) line.push_back(cell(*c, c->header));
+    for (std::size_t i = 0; i < columns().size(); ++i) line.push_back(cell(i, columns()[i]->header));
     out += fmt::format("{}\n", fmt::join(line, " "));
     for (const Result* r : rows) {
       line.clear();
       const bool measured = r->status == Status::pass || r->status == Status::fail;
-      // Nothing measured: who (space, variant, library, copies), then why.
-      const std::size_t shown = measured ? columns().size() : 4;
-      for (std::size_t i = 0; i < shown; ++i)
-        line.push_back(cell(*columns()[i], columns()[i]->text(*r)));
+      for (std::size_t i = 0; i < shown(r); ++i) line.push_back(cell(i, columns()[i]->text(*r)));
       if (!measured) line.push_back(fmt::format("{} {}", to_string(r->status), r->note));
       out += fmt::format("{}\n", fmt::join(line, " "));
     }

@@ -50,6 +50,11 @@ std::string to_string(const Parameters& p);
 struct Result {
   std::string experiment, variant, space, dtype;
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
+  // The space's concurrency (Serial 1, OpenMP or Threads its threads, a
+  // device's resident threads), and the threads the host BLAS/LAPACK ran
+  // with: 0 no host library call, -1 a count the library does not tell.
+  int threads = 0;
+  int library_threads = 0;
   std::size_t n = 0;
   Parameters parameters;  // the experiment's own settings
   CopyMode copies = CopyMode::pageable;
@@ -84,6 +89,11 @@ struct Result {
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);
 };
+
+// A row's `threads`: the space's concurrency, followed by the host library's
+// count where it differs ("2 (library 1)") or cannot be known
+// ("1 (library: unknown)"); library_threads as in Result.
+std::string threads_text(int space_threads, int library_threads);
 
 // The row of `variant` among rows, if its check passed; else nullptr.
 const Result* passing_row(std::span<const Result> rows, std::string_view variant);

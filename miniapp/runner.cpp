@@ -100,6 +100,9 @@ void measure(Case& c, const Entry& e, Result& r) {
     RegionRecorder recorder;
     r.cold_ms = repetition(c, e.variant, copies, range + "/cold").total();
     r.library = vendor_library(recorder.library());
+    // The threads the host library ran with, read inside its calls (the
+    // guards set them alike in every call); a device library's are its own.
+    if (is_host_space(r.space)) r.library_threads = recorder.library_threads();
   }
   {
     ScopedRange warmup(range + "/warmup");
@@ -166,6 +169,7 @@ Result row_of(const Entry& e) {
   r.experiment = e.experiment->name;
   r.variant = e.variant_name();
   r.space = e.space;
+  r.threads = space_concurrency(e.space);
   r.dtype = e.dtype;
   r.n = e.n;
   r.parameters = e.parameters;
@@ -261,7 +265,8 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   throw_if_interrupted();
   Result r = row_of(e);
   // A variant this space cannot run at all is said so, not tried.
-  if (const std::string why = e.experiment->not_applicable(e.space, e.variant, e.copies);
+  if (const std::string why =
+          e.experiment->not_applicable(e.space, e.dtype, e.variant, e.copies);
       !why.empty()) {
     r.status = Status::not_applicable;
     r.note = "not applicable: " + why;

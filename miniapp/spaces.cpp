@@ -34,4 +34,13 @@ int visible_device_count() {
 #endif
 }
 
+int space_concurrency(std::string_view name) {
+  int threads = 0;
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if (name == Space::name()) threads = Space().concurrency();
+  });
+  return threads;
+}
+
 }  // namespace portalab

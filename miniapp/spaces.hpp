@@ -69,6 +69,10 @@ int visible_device_count();
 // True for a compiled space whose memory is the host's (by name).
 bool is_host_space(std::string_view name);
 
+// Kokkos' concurrency() of the space's default instance (Serial 1, OpenMP
+// its threads), or 0 if not compiled. Kokkos must be initialised.
+int space_concurrency(std::string_view name);
+
 // True when the space's memory is host memory: a host mirror then aliases the
 // device View and host<->device copies are not real copies.
 template <class Space>

@@ -36,7 +36,7 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
-const char* required[] = {"experiment", "variant", "library", "space",  "dtype",  "n",
+const char* required[] = {"experiment", "variant", "library", "threads", "space", "dtype", "n",
                           "reps",       "h2d_ms",  "kernel_ms", "d2h_ms", "total_ms",
                           "cold_ms",    "gbps",    "gflops",   "check",  "rel_error"};
 

@@ -3,7 +3,9 @@
 // (from summary.failed) is non-zero.
 #include "deck.hpp"
 #include "experiment.hpp"
+#include "kernels/vendor.hpp"
 #include "runner.hpp"
+#include "spaces.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -37,8 +39,37 @@ class WrongAnswer {
   Mirrored<T*, Space> m_x, m_z;
 };
 
-// The program's experiments and one of the tests' own, in a registry of the
-// test's: the program's registry never sees it.
+// Copies x into z, in two variants: "portable", and "vendor", which declares
+// that it needs the vendor BLAS (served for float64 in host spaces, for no
+// integer type anywhere).
+template <class Space, class T>
+class Unserved {
+ public:
+  Unserved(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
+      : m_x(ctx, "x", In{0.0, 1.0}, n), m_z(ctx, "z", Out{}, n) {}
+  static auto variants() {
+    return std::array{
+        Variant<Unserved>{.name = "portable", .run = &Unserved::copy},
+        Variant<Unserved>{.name = "vendor", .run = &Unserved::copy,
+                          .missing_library = &kernels::why_no_vendor<Space, T>},
+    };
+  }
+  void copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }
+  Check verify() const {
+    const T* x = m_x.host().data();
+    return compare_elementwise(
+        m_z.host().data(), static_cast<std::int64_t>(m_z.size()),
+        [&](std::int64_t i) { return static_cast<double>(x[i]); }, elementwise_tolerance<T>(1));
+  }
+  static Work work(std::size_t n, const Parameters&) { return {2.0 * sizeof(T) * n, 0}; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
+
+ private:
+  Mirrored<T*, Space> m_x, m_z;
+};
+
+// The program's experiments and those of the tests, in a registry of the
+// tests': the program's registry never sees them.
 const Registry& test_registry() {
   static const Registry registry = [] {
     Registry r = global_registry();
@@ -48,6 +79,12 @@ const Registry& test_registry() {
                                                     .default_sizes = {100},
                                                     .default_dtypes = {"float64"},
                                                 });
+    register_experiment<Unserved, double, std::int64_t>(r, {
+                                                               .name = "test_unserved",
+                                                               .summary = "a variant no library serves for int64",
+                                                               .default_sizes = {100},
+                                                               .default_dtypes = {"float64"},
+                                                           });
     return r;
   }();
   return registry;
@@ -59,6 +96,38 @@ TEST(Registry, ATestsExperimentStaysInItsOwnRegistry) {
   Registry copy = test_registry();
   auto again = [&] { register_experiment<WrongAnswer, double>(copy, {.name = "test_wrong_answer"}); };
   EXPECT_THROW(again(), std::logic_error);
+}
+
+// A variant whose library is missing in a space and type is not applicable
+// there, with the reason its declaration gives; the facts come from the build,
+// before anything runs.
+TEST(Runner, AVariantNoLibraryServesIsNotApplicableWithTheReason) {
+  const Deck deck = parse_deck(R"(
+reps = 1
+warmups = 0
+copies = ["none"]
+[test_unserved]
+sizes = [10]
+dtypes = ["float64", "int64"]
+)",
+                               "unserved.toml", test_registry().catalog());
+  RunOptions options;
+  options.registry = &test_registry();
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  ASSERT_FALSE(summary.results.empty());
+  for (const auto& r : summary.results) {
+    SCOPED_TRACE(r.space + " " + r.dtype + " " + r.variant);
+    const bool served = r.variant == "portable" || (r.dtype == "float64" && is_host_space(r.space));
+    if (served) {
+      EXPECT_EQ(r.status, Status::pass) << r.note;
+    } else {
+      EXPECT_EQ(r.status, Status::not_applicable);
+      EXPECT_NE(r.note.find("no vendor BLAS/LAPACK serves " + r.space), std::string::npos)
+          << r.note;
+    }
+  }
+  EXPECT_EQ(summary.failed + summary.errors, 0);
+  EXPECT_GT(summary.not_applicable, 0);
 }
 
 TEST(Expand, OneEntryPerRowCasesAdjacent) {

@@ -28,8 +28,9 @@ class Det {
 
   static auto variants() {
     return std::array{
-        Variant<Det>{.name = "kokkos_kernels", .run = &Det::kokkos_kernels},
-        Variant<Det>{.name = "vendor", .run = &Det::vendor},
+        Variant<Det>{.name = "kokkos_kernels", .run = &Det::kokkos_kernels,
+                     .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
+        Variant<Det>{.name = "vendor", .run = &Det::vendor, .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
 

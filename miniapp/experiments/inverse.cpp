@@ -22,8 +22,10 @@ class Inverse {
 
   static auto variants() {
     return std::array{
-        Variant<Inverse>{.name = "kokkos_kernels", .run = &Inverse::kokkos_kernels},
-        Variant<Inverse>{.name = "vendor", .run = &Inverse::vendor},
+        Variant<Inverse>{.name = "kokkos_kernels", .run = &Inverse::kokkos_kernels,
+                         .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
+        Variant<Inverse>{.name = "vendor", .run = &Inverse::vendor,
+                         .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
 

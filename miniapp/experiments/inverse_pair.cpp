@@ -27,9 +27,11 @@ class InversePair {
 
   static auto variants() {
     return std::array{
-        Variant<InversePair>{.name = "sequential", .run = &InversePair::sequential},
+        Variant<InversePair>{.name = "sequential", .run = &InversePair::sequential,
+                             .missing_library = &kernels::why_no_vendor<Space, T>},
         Variant<InversePair>{.name = "concurrent", .run = &InversePair::concurrent,
-                             .instances = 2},
+                             .instances = 2,
+                             .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
 

@@ -22,7 +22,10 @@ class Qr {
         m_r(ctx, "R", Out{}, n, n),
         m_tau("tau", n) {}  // zeroed, untimed: the library is handed no undefined memory
 
-  static auto variants() { return std::array{Variant<Qr>{.name = "vendor", .run = &Qr::vendor}}; }
+  static auto variants() {
+    return std::array{Variant<Qr>{.name = "vendor", .run = &Qr::vendor,
+                                  .missing_library = &kernels::why_no_vendor<Space, T>}};
+  }
 
   void vendor(RunState<Space>& s) {
     const Space& exec = s.exec();

@@ -29,6 +29,16 @@ sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 import portalab_results  # noqa: E402  (reads the journal of a run that did not finish)
 
 
+def compiled_spaces():
+    """The spaces the binary was built with, as `portalab list` says them."""
+    out = subprocess.run([os.environ["PORTALAB"], "list"], env=ENV, capture_output=True,
+                         text=True, timeout=60).stdout
+    for line in out.splitlines():
+        if line.startswith("spaces compiled in:"):
+            return [s.strip() for s in line.split(":", 1)[1].split(",")]
+    raise AssertionError("portalab list names no spaces:\n" + out)
+
+
 def read_results(out):
     """Both files, parsed; fails the test if either is missing or malformed."""
     with open(os.path.join(out, "results.json")) as f:
@@ -337,8 +347,10 @@ class NothingMeasuredTest(Base):
         self.assertTrue(rows and all(r["check"] == "SKIPPED" for r in rows))
 
     def test_every_entry_not_applicable(self):
-        # Four instances on an OpenMP of two threads: N/A.
-        p = self.run_deck('spaces = ["OpenMP"]\n[concurrent_small]\nsizes = [1000]\n'
+        # Four instances on an OpenMP of two threads, or on Threads (one
+        # instance only): N/A.
+        space = next(s for s in ("OpenMP", "Threads") if s in compiled_spaces())
+        p = self.run_deck(f'spaces = ["{space}"]\n[concurrent_small]\nsizes = [1000]\n'
                           'variants = ["instances_4", "instances_8"]\n')
         self.assertEqual(p.returncode, 4, p.stdout + p.stderr[-2000:])
         self.assertIn("nothing was measured", p.stdout)
@@ -382,10 +394,13 @@ class CommandLineTest(unittest.TestCase):
                     self.assertNotIn("Backtrace", p.stderr)
 
     def test_bad_kokkos_variables_exit_2(self):
-        for name, value in [("KOKKOS_NUM_THREADS", "0"), ("KOKKOS_NUM_THREADS", "lots"),
-                            ("KOKKOS_DEVICE_ID", "-3"), ("KOKKOS_MAP_DEVICE_ID_BY", "x"),
-                            ("KOKKOS_DISABLE_WARNINGS", "perhaps"),
-                            ("OMP_NUM_THREADS", "100000"), ("OMP_NUM_THREADS", "0")]:
+        bad = [("KOKKOS_NUM_THREADS", "0"), ("KOKKOS_NUM_THREADS", "lots"),
+               ("KOKKOS_DEVICE_ID", "-3"), ("KOKKOS_MAP_DEVICE_ID_BY", "x"),
+               ("KOKKOS_DISABLE_WARNINGS", "perhaps")]
+        # Read by Kokkos' OpenMP space only; a Threads build leaves it to OpenMP.
+        if "OpenMP" in compiled_spaces():
+            bad += [("OMP_NUM_THREADS", "100000"), ("OMP_NUM_THREADS", "0")]
+        for name, value in bad:
             with self.subTest(variable=name, value=value):
                 p = self.portalab("info", env=dict(ENV, **{name: value}))
                 self.assertEqual(p.returncode, 2, p.stderr[-2000:])

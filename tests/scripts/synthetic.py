@@ -15,14 +15,19 @@ def _set_total(row, spread):
     _set_phase(row, "total", sum(row[f"{p}_ms"] for p in ("h2d", "kernel", "d2h")), spread)
 
 
+# Kokkos' parallel host backends; a build has one of them at most.
+PARALLEL_HOST_SPACES = ("OpenMP", "Threads")
+
+
 def with_fake_gpu(doc):
-    """doc plus a space "FakeGPU" on a device "Synthetic GPU": every OpenMP
-    row again, kernel 8x faster, copies at 10 GB/s, and a pinned mode at 20."""
+    """doc plus a space "FakeGPU" on a device "Synthetic GPU": every row of
+    the parallel host space (OpenMP or Threads) again, kernel 8x faster,
+    copies at 10 GB/s, and a pinned mode at 20."""
     doc = copy.deepcopy(doc)
     doc["provenance"]["devices"].append({"space": "FakeGPU", "name": "Synthetic GPU"})
     new = []
     for r in doc["results"]:
-        if r["space"] != "OpenMP" or r["check"] != "PASS":
+        if r["space"] not in PARALLEL_HOST_SPACES or r["check"] != "PASS":
             continue
         modes = ["pinned", r["copies"]] if r["copies"] == "pageable" else [r["copies"]]
         for mode in modes:

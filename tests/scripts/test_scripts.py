@@ -139,8 +139,8 @@ class PlotTest(Base):
         self.assertIn("no_such_experiment", err)
 
 
-def fused_openmp(r):
-    return r["space"] == "OpenMP" and r["variant"] == "fused"
+def fused_parallel_host(r):
+    return r["space"] in synthetic.PARALLEL_HOST_SPACES and r["variant"] == "fused"
 
 
 class CompareTest(Base):
@@ -161,17 +161,18 @@ class CompareTest(Base):
         self.assertNotIn("faster", out)
 
     def test_slowed_entries_are_a_regression(self):
-        slow = self.write("slow", synthetic.slowed(self.doc, 3.0, fused_openmp))
+        slow = self.write("slow", synthetic.slowed(self.doc, 3.0, fused_parallel_host))
         rc, out, err = script("compare.py", self.run_dir, slow, "--threshold", "20")
         self.assertEqual(rc, 1, out + err)
         verdicts = {tuple(line.split()[:3]): line for line in out.splitlines()[1:]}
-        slowed_lines = [v for k, v in verdicts.items() if k[0] == "OpenMP" and k[2] == "fused"]
+        parallel = synthetic.PARALLEL_HOST_SPACES
+        slowed_lines = [v for k, v in verdicts.items() if k[0] in parallel and k[2] == "fused"]
         self.assertTrue(slowed_lines)
         for line in slowed_lines:
             self.assertIn("+200.0%", line)
             self.assertTrue(line.endswith("slower REGRESSION") or " 0 [0, 0] " in line, line)
         self.assertTrue(any("slower REGRESSION" in v for v in slowed_lines))
-        others = [v for k, v in verdicts.items() if not (k[0] == "OpenMP" and k[2] == "fused")]
+        others = [v for k, v in verdicts.items() if not (k[0] in parallel and k[2] == "fused")]
         # Rows a space cannot run (N/A: an OpenMP of 2 threads in 4 instances) compare as n/a.
         self.assertTrue(all(v.endswith("same") or v.endswith(" n/a") for v in others), others)
         self.assertTrue(any(v.endswith("same") for v in others), others)
@@ -181,7 +182,7 @@ class CompareTest(Base):
         self.assertIn("faster", out)
 
     def test_threshold_above_the_change_passes(self):
-        slow = self.write("slow2", synthetic.slowed(self.doc, 1.5, fused_openmp))
+        slow = self.write("slow2", synthetic.slowed(self.doc, 1.5, fused_parallel_host))
         rc, out, err = script("compare.py", self.run_dir, slow, "--threshold", "60")
         self.assertEqual(rc, 0, out + err)
         self.assertIn("+50.0%  slower\n", out)

@@ -113,7 +113,10 @@ wait_for 60 "node $host idle" bash -c "sinfo -h -n $host -o %t | grep -qx idle"
 export SBATCH_PARTITION=test SBATCH_TIMELIMIT=00:10:00 SBATCH_CPUS_PER_GPU=$cpus
 PORTALAB_BUILD=$(dirname "$bin")
 export PORTALAB_MODULES="" PORTALAB_BUILD
-export PORTALAB_ARGS="--spaces Serial,OpenMP --set reps=2 --set warmups=1 --set vector_poly.sizes=[1000] --set stream_copy.sizes=[1000]"
+# Serial and the build's parallel host space (OpenMP, or Threads).
+host_spaces=$("$bin" list 2>/dev/null | sed -n 's/^spaces compiled in: //p' | tr -d ' ' \
+  | tr ',' '\n' | grep -xE 'Serial|OpenMP|Threads' | paste -sd, -)
+export PORTALAB_ARGS="--spaces $host_spaces --set reps=2 --set warmups=1 --set vector_poly.sizes=[1000] --set stream_copy.sizes=[1000]"
 cd "$tmp/work"
 submit=$src/scripts/slurm/submit.sh
 # A fake nsys: `profile` records its arguments, writes the report and runs
@@ -166,16 +169,16 @@ expect_state "$bad" "FAILED 2:0"
 expect_state "$long" "FAILED 143:0"
 
 check_results() {  # DIR REPS: a run of the small deck, every entry passed, OMP from the allocation
-  python3 - "$1" "$cpus" "$2" <<'PY'
+  python3 - "$1" "$cpus" "$2" "$host_spaces" <<'PY'
 import json, sys
-d, cpus, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d, cpus, reps, spaces = sys.argv[1], sys.argv[2], int(sys.argv[3]), set(sys.argv[4].split(","))
 doc = json.load(open(f"{d}/results.json"))
 rows = doc["results"]
 assert rows, f"{d}: no rows"
 # N/A: a variant the allocation cannot run (4 instances of a 2-thread OpenMP).
 assert all(r["check"] in ("PASS", "N/A") for r in rows), f"{d}: a check did not pass"
 assert any(r["check"] == "PASS" for r in rows), f"{d}: nothing passed"
-assert {r["space"] for r in rows} == {"Serial", "OpenMP"}, {r["space"] for r in rows}
+assert {r["space"] for r in rows} == spaces, ({r["space"] for r in rows}, spaces)
 assert all(r["reps"] == reps for r in rows), f"reps: not {reps}"
 prov = doc["provenance"]
 assert prov["slurm"]["job_id"], "no Slurm job id in the provenance"

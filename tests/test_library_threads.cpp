@@ -1,0 +1,268 @@
+// Host library calls follow the space that makes them (kernels/library_threads.hpp):
+// the library's thread count is observed inside each call, through the
+// profiling region every library call pushes, in every experiment that calls
+// a library; rows record it; the library's own setting comes back.
+#include "deck.hpp"
+#include "experiment.hpp"
+#include "instances.hpp"
+#include "kernels/library_threads.hpp"
+#include "runner.hpp"
+#include "spaces.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using portalab::kernels::LibraryThreadControl;
+using portalab::kernels::LibraryThreads;
+
+portalab::RunSummary run_inline(const std::string& text) {
+  const auto deck = portalab::parse_deck(text, "inline.toml", portalab::catalog());
+  return portalab::run_deck(deck, portalab::RunOptions{}, nlohmann::json::object());
+}
+
+// The library's count read inside every host library call, from the region
+// Kokkos Kernels (KokkosBlas::gemm[TPL_BLAS,double]) or portalab's vendor
+// calls (portalab::gemm[TPL_BLAS,double]) push right before calling it.
+class CallObserver {
+ public:
+  CallObserver() : m_saved(Kokkos::Tools::Experimental::get_callbacks()) {
+    calls().clear();
+    Kokkos::Tools::Experimental::set_push_region_callback([](const char* name) {
+      const std::string region(name);
+      if (region.find("[TPL_BLAS") == std::string::npos &&
+          region.find("[TPL_LAPACK") == std::string::npos)
+        return;
+      const std::lock_guard<std::mutex> lock(mutex());  // concurrent instances call too
+      calls().push_back({region, LibraryThreadControl::instance().current()});
+    });
+  }
+  ~CallObserver() { Kokkos::Tools::Experimental::set_callbacks(m_saved); }
+
+  struct Call {
+    std::string region;
+    int threads;
+  };
+  static std::vector<Call>& calls() {
+    static std::vector<Call> c;
+    return c;
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  Kokkos::Tools::Experimental::EventSet m_saved;
+};
+
+// Every host space's name and concurrency, and a count none of them has, to
+// set the library to beforehand: a missing guard then shows.
+struct HostSpace {
+  std::string name;
+  int threads;
+};
+std::vector<HostSpace> host_spaces() {
+  std::vector<HostSpace> spaces;
+  portalab::for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if constexpr (portalab::is_host_space_v<Space>)
+      spaces.push_back({Space::name(), Space().concurrency()});
+  });
+  return spaces;
+}
+int count_no_space_has() {
+  int most = 1;
+  for (const auto& s : host_spaces()) most = std::max(most, s.threads);
+  return most + 1;
+}
+
+// A macro: GTEST_SKIP returns from the test itself.
+#define SKIP_UNLESS_SETTABLE()                                    \
+  if (const auto& c = LibraryThreadControl::instance(); !c.settable()) \
+  GTEST_SKIP() << "host BLAS: " << c.describe()
+
+// Every experiment that calls the host BLAS or LAPACK, every variant, from
+// each host space: inside each call the library has the space's concurrency,
+// whatever it had before; afterwards it has that again.
+TEST(LibraryThreads, EveryHostLibraryCallRunsOnTheSpaceThreads) {
+  SKIP_UNLESS_SETTABLE();
+  const auto& control = LibraryThreadControl::instance();
+  const int before = count_no_space_has();
+  const auto saved = control.set(before);
+  for (const auto& space : host_spaces()) {
+    SCOPED_TRACE(space.name);
+    CallObserver observer;
+    // reps 2: the first call of a Kokkos Kernels variant runs under its own
+    // region recorder, the later ones are observed here.
+    const auto summary = run_inline(
+        "calibrate = \"none\"\nreps = 2\nwarmups = 0\ncopies = \"none\"\nspaces = [\"" +
+        space.name +
+        "\"]\n[gemm]\nsizes = [70]\n[dot]\nsizes = [1000]\n[inverse]\nsizes = [33]\n"
+        "[det]\nsizes = [33]\n[qr]\nsizes = [33]\n[inverse_pair]\nsizes = [33]\n"
+        "variants = [\"sequential\"]\n");
+    EXPECT_EQ(summary.failed + summary.errors, 0);
+    std::vector<std::string> seen;
+    for (const auto& call : CallObserver::calls()) {
+      EXPECT_EQ(call.threads, space.threads) << call.region;
+      if (std::find(seen.begin(), seen.end(), call.region) == seen.end())
+        seen.push_back(call.region);
+    }
+    // Both paths were observed: Kokkos Kernels' TPL calls and portalab's own.
+    for (const char* region : {"portalab::gemm[", "portalab::dot[", "portalab::getrf[",
+                               "portalab::geqrf[", "KokkosBlas::gemm[", "KokkosLapack::gesv["})
+      EXPECT_TRUE(std::any_of(seen.begin(), seen.end(),
+                              [&](const std::string& s) { return s.rfind(region, 0) == 0; }))
+          << region << " was not observed; seen: " << ::testing::PrintToString(seen);
+    EXPECT_EQ(control.current(), before) << "the library's setting was not restored";
+  }
+  control.restore(saved);
+}
+
+// Concurrent instances: each partition's calls use the partition's threads.
+TEST(LibraryThreads, PartitionCallsUseThePartitionThreads) {
+  SKIP_UNLESS_SETTABLE();
+  bool ran = false;
+  portalab::for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if constexpr (portalab::is_host_space_v<Space>) {
+      if (!portalab::why_not_partitionable(Space(), 2).empty()) return;
+      SCOPED_TRACE(Space::name());
+      const int expected = portalab::partition(Space(), 2)[0].concurrency();
+      CallObserver observer;
+      const auto summary = run_inline(
+          "calibrate = \"none\"\nreps = 1\nwarmups = 0\ncopies = \"none\"\nspaces = [\"" +
+          std::string(Space::name()) +
+          "\"]\n[inverse_pair]\nsizes = [40]\nvariants = [\"concurrent\"]\n");
+      EXPECT_EQ(summary.failed + summary.errors, 0);
+      ASSERT_FALSE(CallObserver::calls().empty());
+      for (const auto& call : CallObserver::calls()) EXPECT_EQ(call.threads, expected);
+      ASSERT_EQ(summary.results.size(), 1u);
+      const auto& row = summary.results.front();
+      EXPECT_EQ(row.threads, Space().concurrency());
+      EXPECT_EQ(row.library_threads, expected);
+      ran = true;
+    }
+  });
+  if (!ran) GTEST_SKIP() << "no host space partitions into 2 here";
+}
+
+// A Serial gemm row says 1 thread, even with the library set to more; the
+// other host spaces say their concurrency. The files and the console table
+// say it too.
+TEST(LibraryThreads, RowsRecordTheSpaceThreads) {
+  const auto& control = LibraryThreadControl::instance();
+  const auto saved = control.set(count_no_space_has());
+  std::string spaces;
+  for (const auto& s : host_spaces()) spaces += (spaces.empty() ? "\"" : ", \"") + s.name + "\"";
+  const auto summary = run_inline("calibrate = \"none\"\nreps = 1\nwarmups = 0\nspaces = [" +
+                                  spaces + "]\n[gemm]\nsizes = [20]\n");
+  control.restore(saved);
+  ASSERT_EQ(summary.failed + summary.errors, 0);
+  // Where the library has no count portalab can read, its calls say so.
+  const bool unknown = control.kind() == LibraryThreadControl::Kind::none;
+  bool serial = false;
+  for (const auto& r : summary.results) {
+    SCOPED_TRACE(r.space + " " + r.variant);
+    const auto threads = portalab::to_json(r)["threads"].get<std::string>();
+    const std::string space_threads = std::to_string(portalab::space_concurrency(r.space));
+    const bool library = r.variant != "native";
+    if (r.space == "Serial") {
+      EXPECT_EQ(r.threads, 1);
+      EXPECT_EQ(threads, unknown && library ? "1 (library: unknown)" : "1");
+      serial = true;
+    } else if (control.settable() || !library) {
+      EXPECT_EQ(threads, space_threads);
+    }
+    const auto header = portalab::csv_header();
+    const auto at = std::find(header.begin(), header.end(), "threads") - header.begin();
+    ASSERT_LT(at, static_cast<long>(header.size()));
+    EXPECT_EQ(portalab::csv_row(r)[at], threads);
+  }
+#if defined(KOKKOS_ENABLE_SERIAL)
+  EXPECT_TRUE(serial);
+#endif
+  const std::string table = portalab::format_table(summary.results, "gemm");
+  EXPECT_NE(table.find(" threads "), std::string::npos) << table;
+}
+
+TEST(LibraryThreads, ThreadsTextNamesTheLibraryCountOnlyWhenItDiffers) {
+  EXPECT_EQ(portalab::threads_text(4, 0), "4");
+  EXPECT_EQ(portalab::threads_text(4, 4), "4");
+  EXPECT_EQ(portalab::threads_text(4, 1), "4 (library 1)");
+  EXPECT_EQ(portalab::threads_text(1, -1), "1 (library: unknown)");
+}
+
+// Nested guards (an experiment's around a kernel's) restore in turn.
+TEST(LibraryThreads, GuardsRestoreTheLibrarySetting) {
+  SKIP_UNLESS_SETTABLE();
+  const auto& control = LibraryThreadControl::instance();
+  const int before = count_no_space_has();
+  const auto saved = control.set(before);
+  for (const auto& space : host_spaces()) {
+    portalab::for_each_space([&](auto tag) {
+      using Space = typename decltype(tag)::type;
+      if constexpr (portalab::is_host_space_v<Space>) {
+        if (space.name != Space::name()) return;
+        {
+          const LibraryThreads<Space> outer(Space{});
+          EXPECT_EQ(control.current(), space.threads);
+          {
+            const LibraryThreads<Space> inner(Space{});
+            EXPECT_EQ(control.current(), space.threads);
+          }
+          EXPECT_EQ(control.current(), space.threads);
+        }
+        EXPECT_EQ(control.current(), before) << space.name;
+      }
+    });
+  }
+  control.restore(saved);
+}
+
+// What OpenBLAS built with OpenMP really does with the count set: the threads
+// of the process, counted during a gemm's aftermath on a thread of its own
+// (OpenMP keeps a thread's team workers parked until that thread ends):
+// count 1 starts no worker, count 2 one. Checks current()'s model of that
+// library against the library itself.
+TEST(LibraryThreads, OpenBlasWithOpenMpStartsTheWorkersItIsGiven) {
+  const auto& control = LibraryThreadControl::instance();
+  if (control.describe() != "OpenBLAS (OpenMP threading)")
+    GTEST_SKIP() << "host BLAS: " << control.describe();
+  auto tasks = [] {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+      ++n;
+    return n;
+  };
+  auto workers_started = [&](int threads) {
+    int started = -1, seen = 0;
+    std::thread t([&] {
+      constexpr int n = 256;  // above OpenBLAS's single-thread threshold for gemm
+      std::vector<double> a(n * n, 1.0), b(n * n, 1.0), c(n * n, 0.0);
+      const int before = tasks();
+      const auto saved = control.set(threads);
+      seen = control.current();
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n,
+                  b.data(), n, 0.0, c.data(), n);
+      started = tasks() - before;
+      control.restore(saved);
+    });
+    t.join();
+    EXPECT_EQ(seen, threads);
+    return started;
+  };
+  EXPECT_EQ(workers_started(1), 0);
+  EXPECT_EQ(workers_started(2), 1);
+}
+
+}  // namespace
