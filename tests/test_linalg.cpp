@@ -91,10 +91,7 @@ TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
 // and columns) on whatever team size the space allows: 2×1 and 1×2 threads
 // with register blocks no tile size divides.
 template <int tx, int ty>
-struct SmallTeamTiling {
-  static constexpr int TX = tx, TY = ty, RM = 3, RN = 5, TK = 4;
-  static constexpr int TM = RM * TX, TN = RN * TY, threads = TX * TY;
-};
+using SmallTeamTiling = portalab::kernels::GemmShape<tx, ty, 3, 5, 4>;
 
 TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
   using Space = TypeParam;
