@@ -33,7 +33,7 @@ struct DotChunks {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Acc& acc) const {
-    Chunk<T> a[U], b[U];
+    Chunk<T> a[U] = {}, b[U] = {};
     PORTALAB_UNROLL
     for (int u = 0; u < U; ++u)
       if (i + u * stride < chunks) {

@@ -154,7 +154,46 @@ struct BroadcastFlat {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    Chunk<T> v[U][G];
+    if constexpr (G > 1) {
+      // Host runs: in stretches that stay on one slow index, a loop the
+      // compiler vectorises (vec contiguous, or one value).
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t r = i + u * stride;
+        if (r >= runs) continue;
+        std::int64_t k = r * run, slow, fast;
+        divmod(k, fast_extent, slow, fast);
+        for (std::int64_t left = run; left > 0;) {
+          const std::int64_t stretch = Kokkos::min(left, fast_extent - fast);
+          const T* in = m.data() + k;
+          T* out = z.data() + k;
+          if constexpr (AlongFast) {
+            for (std::int64_t e = 0; e < stretch; ++e) out[e] = in[e] + vec(fast + e);
+          } else {
+            const T b = vec(slow);
+            for (std::int64_t e = 0; e < stretch; ++e) out[e] = in[e] + b;
+          }
+          k += stretch;
+          left -= stretch;
+          fast = 0;
+          ++slow;
+        }
+      }
+    } else {
+      chunks_of(i);
+    }
+    // The last n mod run elements, one per item.
+    const std::int64_t k = runs * run + i;
+    if (k < n) {
+      std::int64_t slow, fast;
+      divmod(k, fast_extent, slow, fast);
+      z.data()[k] = m.data()[k] + vec(AlongFast ? fast : slow);
+    }
+  }
+
+  // GPU runs: one chunk each, all loaded before any is stored, the indices
+  // counted up element by element (unrolled: the chunks stay in registers).
+  KOKKOS_INLINE_FUNCTION void chunks_of(std::int64_t i) const {
+    Chunk<T> v[U][G] = {};
     PORTALAB_UNROLL
     for (int u = 0; u < U; ++u) {
       const std::int64_t r = i + u * stride;
@@ -185,13 +224,6 @@ struct BroadcastFlat {
       if (r >= runs) continue;
       PORTALAB_UNROLL
       for (int g = 0; g < G; ++g) store(r * G + g, v[u][g]);
-    }
-    // The last n mod run elements, one per item.
-    const std::int64_t k = runs * run + i;
-    if (k < n) {
-      std::int64_t slow, fast;
-      divmod(k, fast_extent, slow, fast);
-      z.data()[k] = m.data()[k] + vec(AlongFast ? fast : slow);
     }
   }
 };

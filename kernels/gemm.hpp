@@ -87,9 +87,10 @@ struct GemmTileFunctor {
   CM C;
   std::int64_t m, n, kdim, tiles_m;
 
-  static constexpr std::size_t scratch_bytes() {
-    return sizeof(T) * buffers * std::size_t(a_slice + b_slice) + 64;  // + alignment slack
-  }
+  // A variable, not a function: nvcc allows no call of a host constexpr
+  // function from the device without --expt-relaxed-constexpr.
+  static constexpr std::size_t scratch_bytes =
+      sizeof(T) * buffers * std::size_t(a_slice + b_slice) + 64;  // + alignment slack
 
   // Scratch offsets of A(i, k) and B(k, j) within a slice.
   KOKKOS_FORCEINLINE_FUNCTION static constexpr int a_at(int i, int k) {
@@ -130,7 +131,7 @@ struct GemmTileFunctor {
     const std::int64_t i0 = (team.league_rank() % tiles_m) * TM;
     const std::int64_t j0 = (team.league_rank() / tiles_m) * TN;
     T* const scratch =
-        static_cast<T*>(team.team_scratch(0).get_shmem_aligned(scratch_bytes() - 64, 64));
+        static_cast<T*>(team.team_scratch(0).get_shmem_aligned(scratch_bytes - 64, 64));
     T* const As = scratch;                      // buffers × a_slice
     T* const Bs = scratch + buffers * a_slice;  // buffers × b_slice
     const int rank = team.team_rank();
@@ -284,7 +285,7 @@ void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Shape =
   const std::int64_t tiles_m = (m + Shape::TM - 1) / Shape::TM;
   const std::int64_t tiles_n = (n + Shape::TN - 1) / Shape::TN;
   const Policy policy = Policy(exec, static_cast<int>(tiles_m * tiles_n), Shape::threads)
-                            .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes()));
+                            .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes));
   Kokkos::parallel_for("portalab::gemm_tiled", policy, Functor{A, B, C, m, n, kdim, tiles_m});
 }
 

@@ -33,20 +33,37 @@ struct CopyChunks {
   }
 };
 
-template <class T>
-struct Identity {
-  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<T, 1>& v) const { return v[0]; }
+// The copy of views that cannot be read as chunks: U elements per item,
+// i, i + stride, ..., as map does.
+template <class X, class Z, int U>
+struct CopyElements {
+  using T = typename Z::non_const_value_type;
+  X x;
+  Z z;
+  std::int64_t n, stride;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    T v[U];
+    PORTALAB_UNROLL
+    for (int u = 0; u < U; ++u) v[u] = i + u * stride < n ? x(i + u * stride) : T();
+    PORTALAB_UNROLL
+    for (int u = 0; u < U; ++u)
+      if (i + u * stride < n) z(i + u * stride) = v[u];
+  }
 };
 
 // z = x: 2·sizeof(T) bytes per element, 16 bytes per access
 // (chunks_per_item's comment says why); views that cannot be read as chunks
-// (a strided or misaligned subview) go through map.
+// (a strided or misaligned subview) are copied element by element.
 template <class Exec, class X, class Z>
 void stream_copy(const Exec& exec, const X& x, const Z& z) {
   using T = typename Z::non_const_value_type;
   const std::int64_t n = z.extent(0);
   if (!chunkable(x, z)) {
-    map("portalab::stream_copy", exec, Identity<T>{}, z, x);
+    constexpr int U = elements_per_thread<Exec>;
+    const std::int64_t stride = (n + U - 1) / U;
+    Kokkos::parallel_for("portalab::stream_copy", Range<Exec>(exec, 0, stride),
+                         CopyElements<X, Z, U>{x, z, n, stride});
     return;
   }
   constexpr int U = chunks_per_item<Exec>;
