@@ -145,7 +145,7 @@ def main():
     report = Report()
     try:
         check_run(args.results, args.space, report)
-    except pr.ResultsError as e:
+    except (pr.ResultsError, OSError, ValueError, KeyError) as e:
         print(f"kernels_limits: {e}", file=sys.stderr)
         return 2
     if args.bench:
