@@ -95,7 +95,8 @@ inline constexpr int chunks_per_item = is_host_exec_v<Exec> ? 1 : 4;
 // subview that starts at another element may not be.
 template <class... V>
 bool chunkable(const V&... v) {
-  return ((v.span_is_contiguous() && reinterpret_cast<std::uintptr_t>(v.data()) % chunk_bytes == 0) &&
+  return ((v.span_is_contiguous() &&
+           reinterpret_cast<std::uintptr_t>(v.data()) % chunk_bytes == 0) &&
           ...);
 }
 

@@ -58,42 +58,44 @@ TYPED_TEST_SUITE(Linalg, portalab::testing::EnabledSpaceTypes, portalab::testing
 // Both gemm paths against a host product, at shapes no tile divides: 1,
 // primes, thin, and several tiles of the GPU's (128) and the host's (64)
 // with a ragged edge.
-template <class Space, class T, class Fixture>
-void check_gemm_shapes() {
-  struct Shape { std::size_t m, n, k; };
-  for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17},
-                        Shape{257, 131, 263}, Shape{1, 97, 300}, Shape{193, 1, 2}}) {
-    auto a = Fixture::template random<T>(s.m, s.k, 1);
-    auto b = Fixture::template random<T>(s.k, s.n, 2);
-    typename Fixture::template Matrix<T> tiled("tiled", s.m, s.n), vendor("vendor", s.m, s.n);
-    Kokkos::deep_copy(tiled, T(-99));  // every element must be written
-    Space exec;
-    portalab::kernels::gemm_tiled(exec, a, b, tiled);
-    portalab::kernels::vendor_gemm(exec, a, b, vendor);
-    exec.fence();
-    auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-    auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiled);
-    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vendor);
-    const double tol = portalab::summation_tolerance<T>(static_cast<std::int64_t>(s.k));
-    for (std::size_t j = 0; j < s.n; ++j)
-      for (std::size_t i = 0; i < s.m; ++i) {
-        double c = 0, scale = 0;
-        for (std::size_t k = 0; k < s.k; ++k) {
-          c += double(ha(i, k)) * hb(k, j);
-          scale += std::abs(double(ha(i, k)) * hb(k, j));
-        }
-        ASSERT_LE(std::abs(ht(i, j) - c), tol * scale)
-            << "tiled " << sizeof(T) << "-byte " << s.m << "x" << s.n << "x" << s.k << " at " << i
-            << "," << j;
-        ASSERT_LE(std::abs(hv(i, j) - c), tol * scale) << "vendor at " << i << "," << j;
-      }
-  }
-}
-
 TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
-  check_gemm_shapes<TypeParam, float, TestFixture>();
-  check_gemm_shapes<TypeParam, double, TestFixture>();
+  using Space = TypeParam;
+  using Fixture = TestFixture;
+  // A lambda in the test body: it may call the fixture's protected helpers.
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    struct Shape { std::size_t m, n, k; };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17},
+                          Shape{257, 131, 263}, Shape{1, 97, 300}, Shape{193, 1, 2}}) {
+      auto a = Fixture::template random<T>(s.m, s.k, 1);
+      auto b = Fixture::template random<T>(s.k, s.n, 2);
+      typename Fixture::template Matrix<T> tiled("tiled", s.m, s.n), vendor("vendor", s.m, s.n);
+      Kokkos::deep_copy(tiled, T(-99));  // every element must be written
+      Space exec;
+      portalab::kernels::gemm_tiled(exec, a, b, tiled);
+      portalab::kernels::vendor_gemm(exec, a, b, vendor);
+      exec.fence();
+      auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+      auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+      auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiled);
+      auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vendor);
+      const double tol = portalab::summation_tolerance<T>(static_cast<std::int64_t>(s.k));
+      for (std::size_t j = 0; j < s.n; ++j)
+        for (std::size_t i = 0; i < s.m; ++i) {
+          double c = 0, scale = 0;
+          for (std::size_t k = 0; k < s.k; ++k) {
+            c += double(ha(i, k)) * hb(k, j);
+            scale += std::abs(double(ha(i, k)) * hb(k, j));
+          }
+          ASSERT_LE(std::abs(ht(i, j) - c), tol * scale)
+              << "tiled " << sizeof(T) << "-byte " << s.m << "x" << s.n << "x" << s.k << " at " << i
+              << "," << j;
+          ASSERT_LE(std::abs(hv(i, j) - c), tol * scale) << "vendor at " << i << "," << j;
+        }
+    }
+  };
+  check(0.0f);
+  check(0.0);
 }
 
 // No K: C = 0.
@@ -189,7 +191,8 @@ void check_dot_sizes() {
     Kokkos::deep_copy(y, hy);
     auto expect = [&](std::size_t first, std::size_t step) {
       double sum = 0;
-      for (std::size_t i = 0; i < n; ++i) sum += double(hx(first + step * i)) * hy(first + step * i);
+      for (std::size_t i = 0; i < n; ++i)
+        sum += double(hx(first + step * i)) * hy(first + step * i);
       return sum;
     };
     Kokkos::View<T, typename Space::memory_space> r("r");
@@ -197,8 +200,9 @@ void check_dot_sizes() {
     Space exec;
     for (std::size_t first : {0, 1}) {
       const auto range = std::pair<std::size_t, std::size_t>(first, first + n);
-      portalab::kernels::dot_reduce(exec, Kokkos::subview(x, range), Kokkos::subview(y, range), r);
-      portalab::kernels::dot_reduce(exec, Kokkos::subview(x, range), Kokkos::subview(y, range), r64);
+      const auto sx = Kokkos::subview(x, range), sy = Kokkos::subview(y, range);
+      portalab::kernels::dot_reduce(exec, sx, sy, r);
+      portalab::kernels::dot_reduce(exec, sx, sy, r64);
       exec.fence();
       T got = 0;
       double got64 = 0;
@@ -208,7 +212,8 @@ void check_dot_sizes() {
       ASSERT_EQ(got64, expect(first, 1)) << "acc64 n=" << n << " from " << first;
     }
     using Strided = Kokkos::View<T*, Kokkos::LayoutStride, typename Space::memory_space>;
-    const Strided sx(x.data(), Kokkos::LayoutStride(n, 2)), sy(y.data(), Kokkos::LayoutStride(n, 2));
+    const Strided sx(x.data(), Kokkos::LayoutStride(n, 2));
+    const Strided sy(y.data(), Kokkos::LayoutStride(n, 2));
     portalab::kernels::dot_reduce(exec, sx, sy, r64);
     exec.fence();
     double got64 = 0;
