@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <ostream>
 #include <set>
 #include <span>
@@ -206,9 +207,10 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
     for (int i = 0; i < r.reps; ++i)
       if (!lock.step([&] {
             if (!c) return;
+            const Rep t = repetition(*c, e.variant, copies, range);
+            // As a fence reports a device's failure: after the repetition.
             if (i == 1 && Fault::get().here("throw"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            const Rep t = repetition(*c, e.variant, copies, range);
             s.h2d.push_back(t.h2d);
             s.kernel.push_back(t.kernel);
             s.d2h.push_back(t.d2h);
@@ -367,7 +369,10 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
   double worst_error = r.check.rel_error;
   bool all_pass = true;
   for (const auto& m : members) {
-    worst_error = std::max(worst_error, m["check"]["rel_error"].get<double>());
+    // Infinite or NaN errors travel as null in JSON: the worst there is.
+    const auto& e = m["check"]["rel_error"];
+    worst_error = std::max(worst_error, e.is_number() ? e.get<double>()
+                                                      : std::numeric_limits<double>::infinity());
     all_pass = all_pass && m["check"]["pass"].get<bool>();
   }
   r.check.rel_error = worst_error;

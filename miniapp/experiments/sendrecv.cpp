@@ -46,10 +46,11 @@ class SendRecv {
  public:
   SendRecv(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_group(ctx.group()),
-        m_peer(ctx.group().rank() ^ 1),
+        // One rank alone exchanges with itself (a copy through the same path).
+        m_peer(ctx.group().size() == 1 ? 0 : ctx.group().rank() ^ 1),
         m_x(ctx, input_label(ctx.group().rank()), message_input, n),
         m_y(ctx, "received", Out{}, n) {
-    if (m_group.size() % 2 != 0)
+    if (m_group.size() > 1 && m_group.size() % 2 != 0)
       throw std::invalid_argument(fmt::format(
           "sendrecv pairs rank r with r^1: {} ranks leave one without a peer; give an even "
           "number (ranks = [2, 4])",
@@ -78,6 +79,7 @@ class SendRecv {
   }
 
   void mpi_host_one_way(RunState<Space>& s) {
+    if (alone()) return mpi_host_both(s);
     if (sender()) {
       to_host(s);
       m_group.send(m_x.host().data(), m_x.size(), datatype_of<T>(), m_peer);
@@ -91,7 +93,8 @@ class SendRecv {
     m_group.sendrecv(m_x.host().data(), m_y.host().data(), m_x.size(), datatype_of<T>(), m_peer);
     Kokkos::deep_copy(s.exec(), m_y.device(), m_y.host());
   }
-  void mpi_device_one_way(RunState<Space>&) {
+  void mpi_device_one_way(RunState<Space>& s) {
+    if (alone()) return mpi_device_both(s);
     if (sender())
       m_group.send(m_x.device().data(), m_x.size(), datatype_of<T>(), m_peer);
     else
@@ -102,6 +105,7 @@ class SendRecv {
                      m_peer);
   }
   void nccl_one_way(RunState<Space>& s) {
+    if (alone()) return nccl_both(s);
     Nccl::of(m_group).sendrecv(sender() ? m_x.device().data() : nullptr,
                                sender() ? nullptr : m_y.device().data(), m_x.size(),
                                datatype_of<T>(), m_peer, stream_of(s.exec()));
@@ -156,7 +160,8 @@ class SendRecv {
   static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
 
  private:
-  bool sender() const { return m_group.rank() % 2 == 0; }
+  bool sender() const { return m_peer != m_group.rank() && m_group.rank() % 2 == 0; }
+  bool alone() const { return m_peer == m_group.rank(); }
   void to_host(RunState<Space>& s) {
     Kokkos::deep_copy(s.exec(), m_x.host(), m_x.device());
     s.exec().fence("portalab::sendrecv::d2h");
