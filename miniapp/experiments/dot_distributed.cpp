@@ -7,7 +7,7 @@
 #include "experiment.hpp"
 #include "kernels/dot.hpp"
 #include "matrix_check.hpp"
-#include "nccl.hpp"
+#include "distributed.hpp"
 
 #include <fmt/format.h>
 
@@ -26,14 +26,6 @@ std::size_t share(std::size_t n, const Parameters& p, int rank) {
 double global_n(std::size_t n, const Parameters& p) {
   const double k = p.count("ranks") ? static_cast<double>(p.at("ranks")) : 1.0;
   return p.at("scaling") == weak ? static_cast<double>(n) * k : static_cast<double>(n);
-}
-
-template <class Space>
-std::string nccl_path_unavailable() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) return nccl_unavailable();
-#endif
-  return "NCCL moves GPU memory: Cuda spaces only";
 }
 
 template <class Space, class T>
@@ -68,11 +60,8 @@ class DotDistributed {
   // The partial stays on the device: NCCL sums it in place on the stream.
   void nccl(RunState<Space>& s) {
     kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(), result());
-    void* stream = nullptr;
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<Space, Kokkos::Cuda>) stream = s.exec().cuda_stream();
-#endif
-    Nccl::of(m_group).allreduce_sum(result().data(), result().data(), 1, datatype_of<T>(), stream);
+    Nccl::of(m_group).allreduce_sum(result().data(), result().data(), 1, datatype_of<T>(),
+                                    stream_of(s.exec()));
   }
 
   // Against the exact sum (int64) over every rank's share; the error allowed

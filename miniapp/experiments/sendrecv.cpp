@@ -4,7 +4,7 @@
 // NCCL. GB/s per link, against the peer copy bandwidth calibrate measures
 // between the GPUs (copy engines), one way or both.
 #include "experiment.hpp"
-#include "nccl.hpp"
+#include "distributed.hpp"
 
 #include <fmt/format.h>
 
@@ -14,32 +14,6 @@ namespace {
 constexpr In message_input = In::whole_numbers(0.0, 4096.0);
 
 std::string input_label(int rank) { return fmt::format("x.rank{}", rank); }
-
-template <class Space>
-std::string device_buffers_unavailable() {
-  if constexpr (is_host_space_v<Space>)
-    return "a host space's buffers are host memory: mpi_host is this path";
-  else if (!mpi_cuda_aware())
-    return "the MPI library is not CUDA-aware (Open MPI: MPIX_Query_cuda_support; "
-           "PORTALAB_MPI_CUDA_AWARE=1 where it cannot be asked)";
-  return {};
-}
-
-template <class Space>
-std::string nccl_path_unavailable() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) return nccl_unavailable();
-#endif
-  return "NCCL moves GPU memory: Cuda spaces only";
-}
-
-void* stream_of([[maybe_unused]] const auto& exec) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<std::decay_t<decltype(exec)>, Kokkos::Cuda>)
-    return exec.cuda_stream();
-#endif
-  return nullptr;
-}
 
 template <class Space, class T>
 class SendRecv {
