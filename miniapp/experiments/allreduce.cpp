@@ -85,10 +85,14 @@ class Allreduce {
     return check;
   }
 
-  // Bus bytes: what each rank's links carry in a ring, 2(k-1)/k of the message.
+  // Bus bytes: what each rank's links carry in a ring, 2(k-1)/k of the
+  // message. One rank alone moves nothing over a bus: out of place, its
+  // allreduce is a copy, the message read and written once.
   static Work work(std::size_t n, const Parameters& p) {
     const double k = p.count("ranks") ? static_cast<double>(p.at("ranks")) : 1.0;
-    return {sizeof(T) * static_cast<double>(n) * 2.0 * (k - 1.0) / k, static_cast<double>(n) * (k - 1.0)};
+    const double message = sizeof(T) * static_cast<double>(n);
+    if (k == 1.0) return {2.0 * message, 0.0};
+    return {message * 2.0 * (k - 1.0) / k, static_cast<double>(n) * (k - 1.0)};
   }
   static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
 
