@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,13 @@ class RegionRecorder {
  public:
   RegionRecorder() : m_saved(Kokkos::Tools::Experimental::get_callbacks()) {
     recorded().clear();
-    Kokkos::Tools::Experimental::set_push_region_callback(
-        [](const char* name) { recorded().emplace_back(name); });
+    // Variants on several host instances push from several threads at once
+    // (inverse_pair's concurrent getrf on two): unguarded, the vector's
+    // reallocations race (ASan: a double free).
+    Kokkos::Tools::Experimental::set_push_region_callback([](const char* name) {
+      const std::lock_guard lock(mutex());
+      recorded().emplace_back(name);
+    });
   }
   ~RegionRecorder() { Kokkos::Tools::Experimental::set_callbacks(m_saved); }
   RegionRecorder(const RegionRecorder&) = delete;
@@ -49,6 +55,10 @@ class RegionRecorder {
   static std::vector<std::string>& recorded() {
     static std::vector<std::string> names;
     return names;
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
   }
   Kokkos::Tools::Experimental::EventSet m_saved;
 };
