@@ -307,11 +307,12 @@ Status worse(Status a, Status b) {
 }
 
 // What a rank sends rank 0 of its part of an entry.
-nlohmann::json rank_part(const Result& r, const Samples& s, bool member, double in_bytes,
-                         double out_bytes) {
+nlohmann::json rank_part(const Result& r, const Samples& s, bool member, bool stopped_by_another,
+                         double in_bytes, double out_bytes) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const auto& [name, values] : s.metrics) metrics.push_back({name, values});
   return {{"member", member},
+          {"stopped_by_another", stopped_by_another},
           {"status", std::string(to_string(r.status))},
           {"note", r.note},
           {"check", {{"pass", r.check.pass},
@@ -352,8 +353,13 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
   const bool agreed = std::all_of(members.begin(), members.end(), [&](const nlohmann::json& m) {
     return m["status"] == members.front()["status"] && m["note"] == members.front()["note"];
   });
+  // The rank that failed says why; those it stopped only say that it did.
+  const bool any_own_failure = std::any_of(members.begin(), members.end(), [](const auto& m) {
+    return !m["stopped_by_another"].template get<bool>() && m["status"] != "PASS";
+  });
   for (std::size_t k = 0; k < members.size(); ++k) {
     const auto& m = members[k];
+    if (any_own_failure && m["stopped_by_another"].get<bool>()) continue;
     const Status st = status_named(m["status"]);
     if (worse(st, status) != status || (st != Status::pass && note.empty())) {
       const std::string why = m["note"].get<std::string>().empty()
@@ -558,7 +564,9 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
       r.status != Status::skipped) {
     r.status = Status::error;
     r.note = lock.error();
-  } else if (c && lock.stopped() && lock.error().empty()) {
+  }
+  const bool stopped_by_another = c && lock.stopped() && lock.error().empty();
+  if (stopped_by_another) {
     r.status = Status::error;
     r.note = fmt::format("stopped: rank {} could not go on", lock.first_failed());
   }
@@ -571,7 +579,8 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
     }
   } else {
     // Rank 0 makes the row of every rank's part; the others' rows are theirs.
-    const auto parts = all.gather(rank_part(r, samples, member, in_bytes, out_bytes).dump(
+    const auto parts = all.gather(
+        rank_part(r, samples, member, stopped_by_another, in_bytes, out_bytes).dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (all.rank() == 0) combine(r, parts, options.rank_places);
   }
