@@ -32,7 +32,10 @@ constexpr KokkosOptionLimits limits{64, 2, true};
 void check_accepted(const std::vector<std::string>& kokkos,
                     const std::map<std::string, std::string>& env) {
   auto number_in = [](std::string_view v, long long lo, long long hi) {
-    if (v.empty() || v.size() > 18) return false;
+    if (v.empty()) return false;
+    // Leading zeros are no overflow: strtol reads 000...030 as 30.
+    while (v.size() > 1 && v.front() == '0') v.remove_prefix(1);
+    if (v.size() > 18) return false;
     long long x = 0;
     for (char c : v) {
       if (c < '0' || c > '9') return false;
