@@ -10,6 +10,7 @@
 // signal killed, after the results so far were written.
 #include "analysis.hpp"
 #include "calibrate.hpp"
+#include "comm.hpp"
 #include "deck.hpp"
 #include "deck_search.hpp"
 #include "dry_run.hpp"
@@ -28,6 +29,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -102,17 +105,19 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   const bool given = limits.has_value();
   if (!limits) {
-    fmt::print(stderr, "dry run: a quick calibration of {} for the estimates (--limits FILE "
-                       "takes them from `portalab calibrate --out FILE`)\n",
-               fmt::join(spaces_used(deck), ", "));
+    if (portalab::world().rank() == 0)
+      fmt::print(stderr, "dry run: a quick calibration of {} for the estimates (--limits FILE "
+                         "takes them from `portalab calibrate --out FILE`)\n",
+                 fmt::join(spaces_used(deck), ", "));
     portalab::CalibrationOptions copt;
     copt.quick = true;
-    copt.progress = &std::cerr;
+    copt.progress = portalab::world().rank() == 0 ? &std::cerr : nullptr;
     limits = portalab::calibrate(spaces_used(deck), copt);
   }
-  const auto entries = portalab::expand(deck, portalab::global_registry());
+  const int ranks = portalab::world().size();
+  const auto entries = portalab::expand(deck, portalab::global_registry(), ranks);
   std::cout << portalab::format_plan(
-      deck.path, portalab::plan_entries(entries, {&*limits, /*ask_spaces=*/true}));
+      deck.path, portalab::plan_entries(entries, {&*limits, /*ask_spaces=*/true, ranks}));
   if (deck.calibrate != "none")
     fmt::print("before them, without --calibration, the run calibrates ({}){}\n",
                deck.calibrate,
@@ -122,19 +127,78 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
   return 0;
 }
 
+// Runs the checks each rank makes before it measures. An error on any rank
+// is said once, by rank 0 (naming the rank when it is another's), and every
+// rank throws InputError: all exit 2 together, none waits for the others.
+void checked_on_every_rank(const std::function<void()>& checks) {
+  std::string error;
+  try {
+    checks();
+  } catch (const portalab::InputError& e) {
+    error = e.what();
+  } catch (const portalab::OutputError& e) {
+    error = e.what();
+  }
+  const portalab::Comm& all = portalab::world();
+  if (all.size() == 1) {
+    if (!error.empty()) throw portalab::InputError(error);
+    return;
+  }
+  const auto errors = all.gather(error);
+  std::string first;
+  for (std::size_t r = 0; r < errors.size() && first.empty(); ++r)
+    if (!errors[r].empty()) first = r == 0 ? errors[r] : fmt::format("rank {}: {}", r, errors[r]);
+  first = all.broadcast(first);
+  if (!first.empty()) throw portalab::InputError(first);
+}
+
+// Rank 0's exit status, on every rank: mpirun and srun report the worst.
+int agreed_exit(int code) {
+  const portalab::Comm& all = portalab::world();
+  if (all.size() == 1) return code;
+  return std::stoi(all.broadcast(std::to_string(code)));
+}
+
+// Every rank's place and device, for rank 0's provenance and rows.
+nlohmann::json gather_rank_places() {
+  const auto parts = portalab::world().gather(portalab::rank_provenance().dump());
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& p : parts) all.push_back(nlohmann::json::parse(p));
+  return all;
+}
+
+// Each rank measures the limits of its own spaces (its own GPU; host cores
+// shared as the run shares them), then all of them the links between them.
+portalab::Calibration calibrate_everywhere(const std::vector<std::string>& spaces, bool quick) {
+  const bool root = portalab::world().rank() == 0;
+  portalab::CalibrationOptions copt;
+  copt.quick = quick;
+  copt.progress = root ? &std::cerr : nullptr;
+  auto cal = portalab::calibrate(spaces, copt);
+  cal.links = portalab::calibrate_links(portalab::world(), spaces, copt);
+  return cal;
+}
+
+int report(const portalab::RunSummary& summary, const std::optional<std::string>& out);
+
 int run(const std::string& deck_arg, const std::optional<std::string>& out,
         const portalab::DeckOverrides& overrides,
         const std::optional<std::string>& calibration_path, bool dry,
         const std::vector<std::string>& command, int& kokkos_argc, char** kokkos_argv) {
   // Everything about the input is checked before Kokkos starts or allocates.
-  const std::string deck_path =
-      portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
-  const portalab::Deck deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
+  const portalab::Comm& all = portalab::world();
+  const bool root = all.rank() == 0;
+  portalab::Deck deck;
   std::optional<portalab::Calibration> limits;
-  if (calibration_path) limits = read_calibration(*calibration_path);
-  // A dry run measures and writes nothing: --out is left alone.
+  checked_on_every_rank([&] {
+    const std::string deck_path =
+        portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
+    deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
+    if (calibration_path) limits = read_calibration(*calibration_path);
+    // A dry run measures and writes nothing: --out is left alone.
+    if (out && root && !dry) portalab::check_output_dir(*out);  // before anything is measured
+  });
   if (dry) return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
-  if (out) portalab::check_output_dir(*out);  // before anything is measured
   portalab::install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
@@ -143,32 +207,42 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
 
   auto provenance = portalab::collect_provenance(&deck, command);
   provenance["kokkos_initialize_ms"] = init_ms;
-  fmt::print(stderr, "portalab {} | deck {} | {} entries | spaces {} | Kokkos initialised in "
-                     "{:.1f} ms\n",
-             portalab::build_commit(), deck.path, portalab::count_entries(deck),
-             fmt::join(portalab::enabled_space_names(), ","), init_ms);
+  const nlohmann::json places = gather_rank_places();
+  provenance["ranks"] = places;
+  const std::size_t entries = portalab::expand(deck, portalab::global_registry(), all.size()).size();
+  if (root)
+    fmt::print(stderr, "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "
+                       "in {:.1f} ms\n",
+               portalab::build_commit(), deck.path, entries,
+               fmt::join(portalab::enabled_space_names(), ","),
+               all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
+               init_ms);
 
   if (!limits && deck.calibrate != "none") {
     const auto used = spaces_used(deck);
-    fmt::print(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
-               fmt::join(used, ", "), deck.calibrate);
-    portalab::CalibrationOptions copt;
-    copt.quick = deck.calibrate == "quick";
-    copt.progress = &std::cerr;
-    limits = portalab::calibrate(used, copt);
+    if (root)
+      fmt::print(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
+                 fmt::join(used, ", "), deck.calibrate);
+    limits = calibrate_everywhere(used, deck.calibrate == "quick");
   }
   if (limits) {
     provenance["calibration"] = portalab::to_json(*limits);
     if (calibration_path) provenance["calibration"]["file"] = *calibration_path;
-    std::cout << portalab::format_calibration(*limits) << std::flush;
+    if (root) std::cout << portalab::format_calibration(*limits) << std::flush;
   }
 
+  // Rank 0 alone prints and writes; the others measure.
   portalab::RunOptions options;
-  options.out_dir = out;
+  options.out_dir = root ? out : std::nullopt;
   options.limits = limits ? &*limits : nullptr;
-  options.tables = &std::cout;
-  options.progress = &std::cerr;
+  options.tables = root ? &std::cout : nullptr;
+  options.progress = root ? &std::cerr : nullptr;
+  options.rank_places = places;
   const auto summary = portalab::run_deck(deck, options, provenance);
+  return agreed_exit(root ? report(summary, out) : 0);
+}
+
+int report(const portalab::RunSummary& summary, const std::optional<std::string>& out) {
   std::cout << portalab::format_analysis(summary.results);
 
   fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped, {} not applicable\n",
@@ -218,14 +292,20 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
       throw portalab::InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
                                              "available: [{}]",
                                              s, fmt::join(compiled, ", ")));
-  if (out) portalab::check_output_file(*out);  // before 30 s of measuring
+  const bool root = portalab::world().rank() == 0;
+  checked_on_every_rank([&] {
+    if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
+  });
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
-  fmt::print(stderr, "calibrate: {} measurement of {}; takes under 30 s\n",
-             quick ? "quick" : "full", spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")));
-  portalab::CalibrationOptions options;
-  options.quick = quick;
-  options.progress = &std::cerr;
-  const auto cal = portalab::calibrate(spaces, options);
+  if (root)
+    fmt::print(stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n",
+               quick ? "quick" : "full",
+               spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")),
+               portalab::world().size() > 1
+                   ? fmt::format(" on {} ranks, and the links between them", portalab::world().size())
+                   : std::string());
+  const auto cal = calibrate_everywhere(spaces, quick);
+  if (!root) return agreed_exit(0);
   std::cout << portalab::format_calibration(cal);
   if (out) {
     const nlohmann::json doc{{"provenance", portalab::collect_provenance(nullptr, command)},
@@ -235,11 +315,11 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
           *out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const portalab::OutputError& e) {  // measured, shown above, not kept
       fmt::print(stderr, "error: {}\n", e.what());
-      return exit_check_failed;
+      return agreed_exit(exit_check_failed);
     }
     fmt::print("calibration: {}\n", *out);
   }
-  return 0;
+  return agreed_exit(0);
 }
 
 // One JSON document on stdout, Kokkos' own description of itself in it, so
@@ -247,6 +327,8 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
 int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& command) {
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   auto doc = portalab::collect_provenance(nullptr, command);
+  doc["ranks"] = gather_rank_places();
+  if (portalab::world().rank() != 0) return 0;
   std::ostringstream configuration;
   Kokkos::print_configuration(configuration, /*verbose=*/false);
   nlohmann::json lines = nlohmann::json::array();
@@ -261,6 +343,19 @@ int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& c
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MPI first (a launcher started this process) and last: Kokkos lives
+  // within it. Alone, the world is this one rank and MPI is never touched.
+  try {
+    portalab::init_world(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return exit_unexpected;
+  }
+  struct Finalize {
+    ~Finalize() { portalab::finalize_world(); }
+  } finalize;
+  // Only rank 0 prints results; the others' stdout would repeat them.
+  if (portalab::world().rank() != 0) std::freopen("/dev/null", "w", stdout);
   // --kokkos-* options go to Kokkos::initialize, the rest to portalab.
   std::vector<std::string> command(argv, argv + argc);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
@@ -346,15 +441,23 @@ int main(int argc, char** argv) {
     return run(deck_path, out, overrides, calibration_path, dry, command, kokkos_argc,
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    // Shared by every rank (checked_on_every_rank): rank 0 says it.
+    if (portalab::world().rank() == 0) fmt::print(stderr, "error: {}\n", e.what());
     return exit_bad_input;
   } catch (const portalab::OutputError& e) {  // an --out unusable before the run
-    fmt::print(stderr, "error: {}\n", e.what());
+    if (portalab::world().rank() == 0) fmt::print(stderr, "error: {}\n", e.what());
     return exit_bad_input;
   } catch (const std::exception& e) {
     // Printing to a terminal or pipe that a signal said was gone fails too:
     // the signal is the cause, and the files were written before.
     if (const int sig = portalab::interrupt_signal()) return 128 + sig;
+    if (portalab::world().size() > 1) {
+      // Not shared at a gate: the other ranks would wait for this one in
+      // their next collective. MPI ends them all.
+      fmt::print(stderr, "error on rank {}: {}; ending every rank\n", portalab::world().rank(),
+                 e.what());
+      portalab::abort_world(exit_unexpected);
+    }
     fmt::print(stderr, "error: {}\n", e.what());
     return exit_unexpected;
   }

@@ -1,5 +1,9 @@
 // C = A·B in portable Kokkos: the path a user has where no vendor BLAS is.
+// One source for every space: a team stages K-slices of A and B in team
+// scratch, each thread accumulates a block of C in registers.
 #pragma once
+
+#include "range.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -8,106 +12,285 @@
 
 namespace portalab::kernels {
 
-// How a team tiles C: TX×TY threads, each accumulating an RM×RN block in
-// registers, so a team owns a (RM·TX)×(RN·TY) tile of C and walks K in steps
-// of TK through scratch. GPUs: 256 threads, register blocks as large as the
-// register file allows (8×8 floats, 4×4 doubles, which take two registers
-// each). Host spaces: one thread per team, the tile sized for the L1 cache.
-template <class Exec, class T>
-struct GemmTiling {
-  static constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
-  static constexpr int TX = host ? 1 : 16;
-  static constexpr int TY = host ? 1 : 16;
-  static constexpr int RM = host ? 8 : (sizeof(T) == 4 ? 8 : 4);
-  static constexpr int RN = host ? 8 : (sizeof(T) == 4 ? 8 : 4);
-  static constexpr int TK = host ? 64 : (sizeof(T) == 4 ? 8 : 16);
-  static constexpr int TM = RM * TX;
-  static constexpr int TN = RN * TY;
-  static constexpr int threads = TX * TY;
+// The shape of gemm_tiled's work. A team of TX×TY threads owns a TM×TN tile of
+// C and walks K in slices of TK, staged in scratch. Each thread owns SM×SN
+// sub-tiles of RM×RN elements; within a sub-tile its rows come in runs of VM
+// contiguous rows, run g of thread tx at rows (g·TX + tx)·VM (columns
+// likewise with TY, VN), so neighbouring threads read neighbouring scratch.
+// Scratch holds A's slice in blocks of AW rows (As[block][k][AW]) and B's in
+// blocks of BW columns, each row of a block padded by PAD elements.
+// Prefetch: the next slice is loaded into registers while this one is
+// multiplied, two scratch buffers (one barrier per slice).
+// WarpLayout: a warp of 32 threads is 8 (x) × 4 (y), so its reads of A's and
+// B's scratch touch 128 and 64 distinct bytes, each one shared-memory
+// wavefront.
+template <int TX_, int TY_, int RM_, int RN_, int TK_, int VM_ = 1, int VN_ = 1, int SM_ = 1,
+          int SN_ = 1, int AW_ = 0, int BW_ = 0, int PAD_ = 0, bool Prefetch_ = false,
+          bool WarpLayout_ = false, int MinBlocks_ = 1>
+struct GemmShape {
+  static constexpr int TX = TX_, TY = TY_, RM = RM_, RN = RN_, TK = TK_, VM = VM_, VN = VN_;
+  static constexpr int SM = SM_, SN = SN_, PAD = PAD_, MinBlocks = MinBlocks_;
+  static constexpr bool Prefetch = Prefetch_, WarpLayout = WarpLayout_;
+  static constexpr int TM = SM * RM * TX, TN = SN * RN * TY, threads = TX * TY;
+  static constexpr int AW = AW_ ? AW_ : TM, BW = BW_ ? BW_ : TN;
+  static_assert(RM % VM == 0 && RN % VN == 0, "GemmShape: runs divide the register block");
+  static_assert(TM % AW == 0 && TN % BW == 0, "GemmShape: scratch blocks divide the tile");
+  static_assert(AW % (RM * TX) == 0 && BW % (RN * TY) == 0,
+                "GemmShape: a sub-tile's rows (columns) lie in one scratch block");
+  static_assert(!Prefetch || ((TM * TK) % threads == 0 && (TK * TN) % threads == 0),
+                "GemmShape: a prefetched slice splits evenly over the team");
+  static_assert(!WarpLayout || (TX % 8 == 0 && TY % 4 == 0),
+                "GemmShape: a warp layout needs TX a multiple of 8 and TY of 4");
 };
+
+// The shapes gemm_tiled uses.
+// GPUs: 256 threads, 8×8 per thread in runs of 16 bytes (one LDS.128 per run),
+// a 128×128 tile, K in slices of 8, B's scratch rows padded by 16 bytes so the
+// team's stores of a B slice hit 32 distinct banks. float32: 2 teams per SM
+// (≤ 128 registers a thread). float64: the 8×8 block takes 128 registers, one
+// team per SM.
+// Host spaces: one thread per team, a 64×64 tile of micro-tiles the compiler
+// keeps in vector registers (8×4 float32, 4×4 float64: 8 of the 16 that
+// SSE2/AVX2 have), K in slices of 256; each micro-tile's slices of A and B
+// stored contiguously (AW, BW) so that the thread streams through them.
+template <class Exec, class T, bool Host = is_host_exec_v<Exec>>
+struct GemmTiling;
+template <class Exec, class T>
+struct GemmTiling<Exec, T, false>
+    : GemmShape<16, 16, 8, 8, 8, 16 / sizeof(T), 16 / sizeof(T), 1, 1, 0, 0, 16 / sizeof(T), true,
+                true, sizeof(T) == 4 ? 2 : 1> {};
+template <class Exec, class T>
+struct GemmTiling<Exec, T, true>
+    : GemmShape<1, 1, sizeof(T) == 4 ? 8 : 4, 4, 256, 1, 1, 64 / (sizeof(T) == 4 ? 8 : 4), 16,
+                sizeof(T) == 4 ? 8 : 4, 4> {};
 
 // The team kernel of gemm_tiled. A named functor, not a KOKKOS_LAMBDA: an
 // extended lambda in this function template, instantiated in several
 // translation units by nvcc, launched through a null host stub in one of them
 // (segfault in the Cuda gemm test on the H100).
-template <class Exec, class AM, class BM, class CM, class Tiling>
+template <class Exec, class AM, class BM, class CM, class S>
 struct GemmTileFunctor {
   using T = typename CM::non_const_value_type;
-  static constexpr int TX = Tiling::TX, RM = Tiling::RM, RN = Tiling::RN, TK = Tiling::TK;
-  static constexpr int TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
+  static constexpr int TX = S::TX, TY = S::TY, RM = S::RM, RN = S::RN, TK = S::TK;
+  static constexpr int VM = S::VM, VN = S::VN, SM = S::SM, SN = S::SN;
+  static constexpr int TM = S::TM, TN = S::TN, AW = S::AW, BW = S::BW, threads = S::threads;
+  static constexpr int BWP = BW + S::PAD;                 // a padded row of a B block
+  static constexpr int a_slice = TM * TK;                  // elements of one A slice
+  static constexpr int b_slice = (TN / BW) * TK * BWP;     // of one B slice
+  static constexpr int buffers = S::Prefetch ? 2 : 1;
+  static constexpr int LA = S::Prefetch ? a_slice / threads : 1;  // prefetched per thread
+  static constexpr int LB = S::Prefetch ? TK * TN / threads : 1;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
-  using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::scratch_memory_space,
-                               Kokkos::MemoryUnmanaged>;
+
   AM A;
   BM B;
   CM C;
   std::int64_t m, n, kdim, tiles_m;
 
+  // A variable, not a function: nvcc allows no call of a host constexpr
+  // function from the device without --expt-relaxed-constexpr.
+  static constexpr std::size_t scratch_bytes =
+      sizeof(T) * buffers * std::size_t(a_slice + b_slice) + 64;  // + alignment slack
+
+  // Scratch offsets of A(i, k) and B(k, j) within a slice.
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr int a_at(int i, int k) {
+    if constexpr (AW == TM) return k * AW + i;  // one block: no division for the compiler to keep
+    return (i / AW) * (TK * AW) + k * AW + i % AW;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION static constexpr int b_at(int k, int j) {
+    if constexpr (BW == TN) return k * BWP + j;
+    return (j / BW) * (TK * BWP) + k * BWP + j % BW;
+  }
+
+  // Element e of the team's A slice at k0: consecutive e, consecutive rows
+  // (coalesced for LayoutLeft). Zero outside A.
+  KOKKOS_FORCEINLINE_FUNCTION T a_element(std::int64_t i0, std::int64_t k0, int e) const {
+    const int i = e % TM, k = e / TM;
+    return (i0 + i < m && k0 + k < kdim) ? A(i0 + i, k0 + k) : T(0);
+  }
+  // Element e of the B slice: consecutive e, consecutive k of one column.
+  KOKKOS_FORCEINLINE_FUNCTION T b_element(std::int64_t j0, std::int64_t k0, int e) const {
+    const int k = e % TK, j = e / TK;
+    return (k0 + k < kdim && j0 + j < n) ? B(k0 + k, j0 + j) : T(0);
+  }
+
+  // V contiguous scratch elements at p, in one access where they are 16 bytes.
+  template <int V>
+  KOKKOS_FORCEINLINE_FUNCTION static void read_run(const T* p, T* out) {
+    if constexpr (V * sizeof(T) == chunk_bytes) {
+      const Chunk<T> c = *reinterpret_cast<const Chunk<T>*>(p);
+      PORTALAB_UNROLL
+      for (int v = 0; v < V; ++v) out[v] = c.v[v];
+    } else {
+      PORTALAB_UNROLL
+      for (int v = 0; v < V; ++v) out[v] = p[v];
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = (team.league_rank() % tiles_m) * TM;
     const std::int64_t j0 = (team.league_rank() / tiles_m) * TN;
-    Scratch As(team.team_scratch(0), TK, TM);  // As(k, i) = A(i0 + i, k0 + k)
-    Scratch Bs(team.team_scratch(0), TK, TN);  // Bs(k, j) = B(k0 + k, j0 + j)
+    T* const scratch =
+        static_cast<T*>(team.team_scratch(0).get_shmem_aligned(scratch_bytes - 64, 64));
+    T* const As = scratch;                      // buffers × a_slice
+    T* const Bs = scratch + buffers * a_slice;  // buffers × b_slice
     const int rank = team.team_rank();
-    const int tx = rank % TX, ty = rank / TX;
-    T acc[RM][RN] = {};
-    for (std::int64_t k0 = 0; k0 < kdim; k0 += TK) {
-      // Consecutive ranks load consecutive rows of A's column (coalesced
-      // for LayoutLeft) and consecutive k of B's column.
-      for (int e = rank; e < TM * TK; e += threads) {
-        const int i = e % TM, k = e / TM;
-        As(k, i) = (i0 + i < m && k0 + k < kdim) ? A(i0 + i, k0 + k) : T(0);
-      }
-      for (int e = rank; e < TK * TN; e += threads) {
-        const int k = e % TK, j = e / TK;
-        Bs(k, j) = (k0 + k < kdim && j0 + j < n) ? B(k0 + k, j0 + j) : T(0);
-      }
+    int tx, ty;
+    if constexpr (S::WarpLayout) {
+      const int lane = rank % 32, warp = rank / 32;
+      tx = (warp % (TX / 8)) * 8 + lane % 8;
+      ty = (warp / (TX / 8)) * 4 + lane / 8;
+    } else {
+      tx = rank % TX;
+      ty = rank / TX;
+    }
+
+    // Column by column (acc[.][.][q][r]): a host compiler vectorises the
+    // update along the rows, a[] contiguous, b[q] broadcast.
+    T acc[SM][SN][RN][RM];
+    for (int s = 0; s < SM; ++s)
+      for (int t = 0; t < SN; ++t)
+        PORTALAB_UNROLL
+        for (int q = 0; q < RN; ++q)
+          PORTALAB_UNROLL
+          for (int r = 0; r < RM; ++r) acc[s][t][q][r] = T(0);
+
+    // The thread's C rows and columns: sub-tile s, run g, element v.
+    auto row = [&](int s, int g, int v) { return s * (RM * TX) + (g * TX + tx) * VM + v; };
+    auto col = [&](int t, int h, int w) { return t * (RN * TY) + (h * TY + ty) * VN + w; };
+
+    // acc += the slice at As, Bs.
+    auto multiply = [&](const T* as, const T* bs) {
+      for (int t = 0; t < SN; ++t)
+        for (int s = 0; s < SM; ++s) {
+          T c[RN][RM];
+          PORTALAB_UNROLL
+          for (int q = 0; q < RN; ++q)
+            PORTALAB_UNROLL
+            for (int r = 0; r < RM; ++r) c[q][r] = acc[s][t][q][r];
+          PORTALAB_UNROLL
+          for (int k = 0; k < TK; ++k) {
+            // Run g is g·TX·VM elements on from run 0, in the same block.
+            const T* ap = as + a_at(row(s, 0, 0), k);
+            const T* bp = bs + b_at(k, col(t, 0, 0));
+            T a[RM], b[RN];
+            PORTALAB_UNROLL
+            for (int g = 0; g < RM / VM; ++g) read_run<VM>(ap + g * TX * VM, a + g * VM);
+            PORTALAB_UNROLL
+            for (int h = 0; h < RN / VN; ++h) read_run<VN>(bp + h * TY * VN, b + h * VN);
+            PORTALAB_UNROLL
+            for (int q = 0; q < RN; ++q)
+              PORTALAB_UNROLL
+              for (int r = 0; r < RM; ++r) c[q][r] += a[r] * b[q];
+          }
+          PORTALAB_UNROLL
+          for (int q = 0; q < RN; ++q)
+            PORTALAB_UNROLL
+            for (int r = 0; r < RM; ++r) acc[s][t][q][r] = c[q][r];
+        }
+    };
+
+    const std::int64_t slices = (kdim + TK - 1) / TK;
+    if constexpr (S::Prefetch) {
+      T ra[LA], rb[LB];
+      auto fetch = [&](std::int64_t k0) {
+        PORTALAB_UNROLL
+        for (int l = 0; l < LA; ++l) ra[l] = a_element(i0, k0, rank + l * threads);
+        PORTALAB_UNROLL
+        for (int l = 0; l < LB; ++l) rb[l] = b_element(j0, k0, rank + l * threads);
+      };
+      auto put = [&](int buffer) {
+        PORTALAB_UNROLL
+        for (int l = 0; l < LA; ++l) {
+          const int e = rank + l * threads;
+          As[buffer * a_slice + a_at(e % TM, e / TM)] = ra[l];
+        }
+        PORTALAB_UNROLL
+        for (int l = 0; l < LB; ++l) {
+          const int e = rank + l * threads;
+          Bs[buffer * b_slice + b_at(e % TK, e / TK)] = rb[l];
+        }
+      };
+      fetch(0);
+      put(0);
       team.team_barrier();
-      for (int k = 0; k < TK; ++k) {
-        T a[RM], b[RN];
-        for (int r = 0; r < RM; ++r) a[r] = As(k, tx + TX * r);
-        for (int c = 0; c < RN; ++c) b[c] = Bs(k, ty + Tiling::TY * c);
-        for (int r = 0; r < RM; ++r)
-          for (int c = 0; c < RN; ++c) acc[r][c] += a[r] * b[c];
+      for (std::int64_t p = 0; p < slices; ++p) {
+        const int buffer = static_cast<int>(p & 1);
+        if (p + 1 < slices) fetch((p + 1) * TK);  // in flight while this slice is multiplied
+        multiply(As + buffer * a_slice, Bs + buffer * b_slice);
+        if (p + 1 < slices) put(buffer ^ 1);  // the other buffer: read before the last barrier
+        team.team_barrier();
       }
-      team.team_barrier();  // the tiles are overwritten next step
-    }
-    for (int c = 0; c < RN; ++c) {
-      const std::int64_t j = j0 + ty + Tiling::TY * c;
-      if (j >= n) continue;
-      for (int r = 0; r < RM; ++r) {
-        const std::int64_t i = i0 + tx + TX * r;
-        if (i < m) C(i, j) = acc[r][c];
+    } else {
+      for (std::int64_t p = 0; p < slices; ++p) {
+        const std::int64_t k0 = p * TK;
+        // Consecutive threads, consecutive elements of A's columns and B's;
+        // bounds checked only in edge tiles.
+        const bool interior = i0 + TM <= m && j0 + TN <= n && k0 + TK <= kdim;
+        for (int ib = 0; ib < TM / AW; ++ib)
+          for (int k = 0; k < TK; ++k) {
+            T* const to = As + ib * (TK * AW) + k * AW;
+            const std::int64_t i1 = i0 + ib * AW, kk = k0 + k;
+            if (interior)
+              for (int i = rank; i < AW; i += threads) to[i] = A(i1 + i, kk);
+            else
+              for (int i = rank; i < AW; i += threads)
+                to[i] = kk < kdim && i1 + i < m ? A(i1 + i, kk) : T(0);
+          }
+        for (int jb = 0; jb < TN / BW; ++jb)
+          for (int j = 0; j < BW; ++j) {
+            T* const to = Bs + jb * (TK * BWP) + j;
+            const std::int64_t jj = j0 + jb * BW + j;
+            if (interior)
+              for (int k = rank; k < TK; k += threads) to[k * BWP] = B(k0 + k, jj);
+            else
+              for (int k = rank; k < TK; k += threads)
+                to[k * BWP] = jj < n && k0 + k < kdim ? B(k0 + k, jj) : T(0);
+          }
+        team.team_barrier();
+        multiply(As, Bs);
+        team.team_barrier();  // the slice is overwritten next
       }
     }
+
+    for (int t = 0; t < SN; ++t)
+      for (int h = 0; h < RN / VN; ++h)
+        for (int w = 0; w < VN; ++w) {
+          const std::int64_t j = j0 + col(t, h, w);
+          if (j >= n) continue;
+          for (int s = 0; s < SM; ++s)
+            for (int g = 0; g < RM / VM; ++g)
+              for (int v = 0; v < VM; ++v) {
+                const std::int64_t i = i0 + row(s, g, v);
+                if (i < m) C(i, j) = acc[s][t][h * VN + w][g * VM + v];
+              }
+        }
   }
 };
 
 // C(i,j) = Σ_k A(i,k)·B(k,j) for an m×k A and k×n B; any layout, any sizes
 // (edge tiles are padded with zeros in scratch). 2mnk FLOPs. Launches
-// without fencing. Thread (tx, ty) owns rows tx + TX·r and columns ty + TY·c
-// of its team's tile: neighbouring threads read neighbouring scratch words
-// and, for column-major C, write neighbouring addresses.
-// `Tiling` is GemmTiling's unless a test asks for another shape.
+// without fencing. `Shape` is GemmTiling's unless a test asks for another.
+// What limits it on a GPU: no tensor cores (cuBLAS' float64 gemm on Hopper
+// uses them: 35% of it is about 60% of the FP64 FMA units' peak), and staging
+// through scratch with synchronous loads, where cuBLAS copies asynchronously
+// (cp.async/TMA) in several stages. On a host: the compiler's code for the
+// micro-tile (no FMA or AVX where Kokkos is built for no host architecture,
+// while OpenBLAS picks AVX-512 at run time), and each team packing its own
+// slices where OpenBLAS packs a panel of B once for many blocks of A.
 template <class Exec, class AM, class BM, class CM,
-          class Tiling = GemmTiling<Exec, typename CM::non_const_value_type>>
-void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Tiling = {}) {
-  using T = typename CM::non_const_value_type;
-  constexpr int TK = Tiling::TK, TM = Tiling::TM, TN = Tiling::TN, threads = Tiling::threads;
-  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<threads, 1>>;
-  using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::scratch_memory_space,
-                               Kokkos::MemoryUnmanaged>;
-
+          class Shape = GemmTiling<Exec, typename CM::non_const_value_type>>
+void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Shape = {}) {
+  using Functor = GemmTileFunctor<Exec, AM, BM, CM, Shape>;
+  using Policy =
+      Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<Shape::threads, Shape::MinBlocks>>;
   const std::int64_t m = C.extent(0), n = C.extent(1), kdim = A.extent(1);
   if (m == 0 || n == 0) return;
-  const std::int64_t tiles_m = (m + TM - 1) / TM, tiles_n = (n + TN - 1) / TN;
-  const std::size_t scratch = Scratch::shmem_size(TK, TM) + Scratch::shmem_size(TK, TN);
-  const Policy policy = Policy(exec, static_cast<int>(tiles_m * tiles_n), threads)
-                            .set_scratch_size(0, Kokkos::PerTeam(scratch));
-
-  Kokkos::parallel_for("portalab::gemm_tiled", policy,
-                       GemmTileFunctor<Exec, AM, BM, CM, Tiling>{A, B, C, m, n, kdim, tiles_m});
+  const std::int64_t tiles_m = (m + Shape::TM - 1) / Shape::TM;
+  const std::int64_t tiles_n = (n + Shape::TN - 1) / Shape::TN;
+  const Policy policy = Policy(exec, static_cast<int>(tiles_m * tiles_n), Shape::threads)
+                            .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes));
+  Kokkos::parallel_for("portalab::gemm_tiled", policy, Functor{A, B, C, m, n, kdim, tiles_m});
 }
 
 }  // namespace portalab::kernels

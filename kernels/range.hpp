@@ -7,6 +7,15 @@
 #include <cstdint>
 #include <type_traits>
 
+// A loop whose trip count is a small constant, unrolled so that arrays it
+// indexes stay in registers. Only for device compilers: on a host the
+// compiler's own unrolling of constant loops does as well.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define PORTALAB_UNROLL _Pragma("unroll")
+#else
+#define PORTALAB_UNROLL
+#endif
+
 namespace portalab::kernels {
 
 template <class Exec>
@@ -57,6 +66,48 @@ void map(const char* label, const Exec& exec, const Op& op, const Out& out, cons
   const std::int64_t stride = (n + U - 1) / U;
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, stride),
                        MapFunctor<Op, Out, In, N, U>{op, out, {in, ins...}, n, stride});
+}
+
+template <class Exec>
+inline constexpr bool is_host_exec_v =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+
+// 16 bytes of T, loaded and stored as one: the widest access a GPU thread
+// makes in one instruction (LDG.128/STG.128), a quarter of the instructions
+// of 4-byte accesses. On a host, a vector register's worth.
+inline constexpr int chunk_bytes = 16;
+template <class T>
+struct alignas(chunk_bytes) Chunk {
+  static_assert(chunk_bytes % sizeof(T) == 0, "Chunk: an element type that divides 16 bytes");
+  static constexpr int size = chunk_bytes / sizeof(T);
+  T v[size];
+};
+
+// Chunks per work item of the streaming kernels. GPU: four, each of a warp's
+// loads coalesced (item i takes chunks i, i + stride, ...) and 64 bytes in
+// flight per thread and array, what a thread needs to cover HBM's latency on
+// an H100/H200. Host: one; OpenMP hands each thread a contiguous run of items.
+template <class Exec>
+inline constexpr int chunks_per_item = is_host_exec_v<Exec> ? 1 : 4;
+
+// Whether every view can be read as Chunks: contiguous, its data aligned to
+// 16 bytes. Views Kokkos allocates are (KOKKOS_MEMORY_ALIGNMENT, 64); a
+// subview that starts at another element may not be.
+template <class... V>
+bool chunkable(const V&... v) {
+  return ((v.span_is_contiguous() &&
+           reinterpret_cast<std::uintptr_t>(v.data()) % chunk_bytes == 0) &&
+          ...);
+}
+
+// Chunk j of a contiguous array at p (chunkable).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION Chunk<std::remove_const_t<T>> load_chunk(T* p, std::int64_t j) {
+  return reinterpret_cast<const Chunk<std::remove_const_t<T>>*>(p)[j];
+}
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void store_chunk(T* p, std::int64_t j, const Chunk<T>& c) {
+  reinterpret_cast<Chunk<T>*>(p)[j] = c;
 }
 
 }  // namespace portalab::kernels

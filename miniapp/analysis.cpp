@@ -57,13 +57,14 @@ std::string describe(const Pays& p, const std::vector<std::size_t>& sizes) {
 }  // namespace
 
 std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
-  using Key = std::tuple<std::string, std::string, std::string>;  // experiment, variant, dtype
+  // experiment, variant, dtype, ranks: spaces compared on as many ranks
+  using Key = std::tuple<std::string, std::string, std::string, int>;
   std::map<Key, BySize> host;
   std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device;  // copies, alone
   std::vector<std::pair<Key, std::string>> order;
   for (const auto& r : results) {
     if (r.status != Status::pass) continue;
-    const Key key{r.experiment, r.variant, r.dtype};
+    const Key key{r.experiment, r.variant, r.dtype, r.ranks};
     if (is_host_space(r.space)) {
       keep_best(host[key], r.n, r.total.median);
       continue;
@@ -80,6 +81,7 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
     const auto h = host.find(key);
     if (h == host.end()) continue;  // no host space to compare with
     Crossover c{std::get<0>(key), std::get<1>(key), std::get<2>(key), space, {}, {}, {}};
+    c.ranks = std::get<3>(key);
     c.with_copies = compare(h->second, device[dkey].first, c.sizes);
     c.without_copies = compare(h->second, device[dkey].second, c.sizes);
     std::sort(c.sizes.begin(), c.sizes.end());
@@ -89,18 +91,54 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
 }
 
 std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results) {
-  using Key = std::tuple<std::string, std::string, std::string, CopyMode, std::size_t>;
+  using Key = std::tuple<std::string, std::string, std::string, CopyMode, std::size_t, int>;
   std::map<Key, double> f32;
   for (const auto& r : results)
     if (r.status == Status::pass && r.dtype == "float32" && r.kernel.median > 0)
-      f32[{r.experiment, r.variant, r.space, r.copies, r.n}] = r.kernel.median;
+      f32[{r.experiment, r.variant, r.space, r.copies, r.n, r.ranks}] = r.kernel.median;
   std::vector<DtypeRatio> out;
   for (const auto& r : results) {
-    if (r.status != Status::pass || r.dtype != "float64") continue;
-    const auto it = f32.find({r.experiment, r.variant, r.space, r.copies, r.n});
+    if (r.status != Status::pass || r.dtype != "float64" || r.ranks != 1) continue;
+    const auto it = f32.find({r.experiment, r.variant, r.space, r.copies, r.n, r.ranks});
     if (it != f32.end())
       out.push_back({r.experiment, r.variant, r.space, r.copies, r.n, r.kernel.median / it->second});
   }
+  return out;
+}
+
+std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, CopyMode, int>;
+  std::map<Key, RankCrossover> found;
+  std::vector<Key> order;
+  std::map<Key, std::pair<BySize, BySize>> times;  // one rank (1.0), k ranks (1 / speedup)
+  for (const auto& r : results) {
+    const double speedup = r.metric("speedup_over_1_rank");
+    if (r.status != Status::pass || r.ranks < 2 || speedup <= 0) continue;
+    const Key key{r.experiment, r.variant, r.space, r.dtype, r.copies, r.ranks};
+    if (!found.count(key)) {
+      order.push_back(key);
+      found[key] = {r.experiment, r.variant, r.space, r.dtype, r.ranks, {}, {}};
+    }
+    // Rates against the one-rank row's: k ranks pay where they go faster.
+    keep_best(times[key].first, r.n, 1.0);
+    keep_best(times[key].second, r.n, 1.0 / speedup);
+  }
+  std::vector<RankCrossover> out;
+  for (const auto& key : order) {
+    RankCrossover c = found[key];
+    c.pays = compare(times[key].first, times[key].second, c.sizes);
+    std::sort(c.sizes.begin(), c.sizes.end());
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : found)
+    out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"space", c.space},
+                   {"dtype", c.dtype}, {"ranks", c.ranks}, {"sizes", c.sizes},
+                   {"pays", to_json(c.pays)}});
   return out;
 }
 
@@ -108,7 +146,7 @@ nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : found)
     out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"dtype", c.dtype},
-                   {"device", c.device}, {"sizes", c.sizes},
+                   {"device", c.device}, {"ranks", c.ranks}, {"sizes", c.sizes},
                    {"with_copies", to_json(c.with_copies)},
                    {"without_copies", to_json(c.without_copies)}});
   return out;
@@ -132,9 +170,17 @@ std::string format_analysis(const std::vector<Result>& results) {
   out += "\nWhen the GPU pays: the smallest n at which a device space beats the best host space\n";
   if (devices.empty()) out += "  no device space ran: nothing to compare\n";
   for (const auto& c : crossovers)
-    out += fmt::format("  {} {} {} on {}: with copies {}; without copies {}\n", c.experiment,
-                       c.variant, c.dtype, c.device, describe(c.with_copies, c.sizes),
-                       describe(c.without_copies, c.sizes));
+    out += fmt::format("  {} {} {} on {}{}: with copies {}; without copies {}\n", c.experiment,
+                       c.variant, c.dtype, c.device,
+                       c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
+                       describe(c.with_copies, c.sizes), describe(c.without_copies, c.sizes));
+  if (const auto ranks = find_rank_crossovers(results); !ranks.empty()) {
+    out += "\nWhen more ranks pay: the smallest n at which k ranks beat one (the group's work "
+           "per second)\n";
+    for (const auto& c : ranks)
+      out += fmt::format("  {} {} {} {} on {} ranks: {}\n", c.experiment, c.variant, c.space,
+                         c.dtype, c.ranks, describe(c.pays, c.sizes));
+  }
 
   const auto ratios = find_dtype_ratios(results);
   if (!ratios.empty()) {

@@ -29,6 +29,16 @@ struct Crossover {
   std::vector<std::size_t> sizes;
   Pays with_copies;     // the device's best total over pageable and pinned copies
   Pays without_copies;  // the device's best kernel time alone
+  int ranks = 1;        // host and device rows of as many ranks each
+};
+
+// k ranks against one, for one experiment, variant, space and type: where
+// the group's rate (speedup_over_1_rank) passes 1.
+struct RankCrossover {
+  std::string experiment, variant, space, dtype;
+  int ranks = 2;
+  std::vector<std::size_t> sizes;
+  Pays pays;
 };
 
 // float64 kernel time / float32 kernel time, where both passed.
@@ -41,6 +51,8 @@ struct DtypeRatio {
 
 std::vector<Crossover> find_crossovers(const std::vector<Result>& results);
 std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results);
+std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results);
+nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found);
 
 nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found);
 nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found);

@@ -259,7 +259,9 @@ nlohmann::json to_json(const Calibration& c) {
                       {"launch_us", s.launch_us},
                       {"unsteady", unsteady}});
   }
-  return {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
+  nlohmann::json j = {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
+  if (!c.links.empty()) j["links"] = to_json(c.links);
+  return j;
 }
 
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& path) {
@@ -288,6 +290,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
                                 u.at("slowest").get<double>(), u.at("repetitions").get<int>()});
       c.spaces.push_back(std::move(s));
     }
+    if (j.contains("links")) c.links = links_from_json(j.at("links"));
     return c;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not a portalab calibration file: {}", path, e.what()));
@@ -322,6 +325,7 @@ std::string format_calibration(const Calibration& c) {
                          "over {}x the fastest): the machine was busy; results against this "
                          "limit are unreliable\n",
                          s.space, u.limit, u.repetitions, u.fastest, u.slowest, unsteady_ratio);
+  if (!c.links.empty()) out += format_links(c.links);
   return out;
 }
 

@@ -51,10 +51,37 @@ struct SpaceLimits {
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
 };
 
+class Comm;
+
+// Between GPUs and among ranks: the limits of the distributed experiments.
+struct Links {
+  // Copy-engine bandwidth between the GPUs this process sees, GB/s, by
+  // device: [i][j] one way from i to j, and i<->j both at once (the sum).
+  // Measured by rank 0 alone (cudaMemcpyPeerAsync); empty with fewer than
+  // two GPUs visible, with why in peer_note.
+  std::vector<std::vector<double>> peer_one_way, peer_both_ways;
+  std::size_t peer_bytes = 0;
+  std::string peer_note;
+  // Allreduce bus bandwidth among the run's ranks (nccl-tests' busbw).
+  struct Allreduce {
+    std::string space, path;  // path: "nccl" or "mpi_host"
+    int ranks = 0;
+    std::size_t bytes = 0;
+    double busbw_gbps = 0.0;
+  };
+  std::vector<Allreduce> allreduce;
+
+  // The slowest link among the first `ranks` GPUs (0 when not measured).
+  double peer_gbps(int ranks, bool both_ways) const;
+  double allreduce_busbw(const std::string& space, int ranks) const;
+  bool empty() const { return peer_one_way.empty() && allreduce.empty(); }
+};
+
 struct Calibration {
   std::string mode;  // "quick" or "full"
   double seconds = 0.0;
   std::vector<SpaceLimits> spaces;
+  Links links;
   const SpaceLimits* find(const std::string& space) const;
 };
 
@@ -65,6 +92,14 @@ struct CalibrationOptions {
 
 // Measures the named spaces (all compiled ones if empty). Needs Kokkos initialised.
 Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options);
+
+// The links among the ranks of `world` and the GPUs rank 0 sees: collective
+// (every rank calls it at the same point). Needs Kokkos initialised.
+Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
+                      const CalibrationOptions& options);
+nlohmann::json to_json(const Links& links);
+Links links_from_json(const nlohmann::json& j);
+std::string format_links(const Links& links);
 
 nlohmann::json to_json(const Calibration& c);
 // Reads what to_json wrote; throws InputError naming the file when a field is missing.

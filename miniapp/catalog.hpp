@@ -15,14 +15,19 @@ namespace portalab {
 // What limits an experiment, and so which calibrated limit its rate is held
 // to: memory (GB/s against the copy bandwidth), compute (GFLOP/s against the
 // vendor gemm rate of its type), transfer (GB/s against host<->device copies
-// both ways at once).
-enum class Bound { memory, compute, transfer };
+// both ways at once), peer and peer_duplex (GB/s against the copy engines
+// between two GPUs, one way or both at once), collective (bus GB/s against
+// the allreduce calibrated among the run's ranks).
+enum class Bound { memory, compute, transfer, peer, peer_duplex, collective };
 
 constexpr std::string_view to_string(Bound b) {
   switch (b) {
     case Bound::memory: return "memory";
     case Bound::compute: return "compute";
     case Bound::transfer: return "transfer";
+    case Bound::peer: return "peer";
+    case Bound::peer_duplex: return "peer_duplex";
+    case Bound::collective: return "collective";
   }
   return "?";
 }
@@ -34,6 +39,9 @@ struct ParameterSpec {
   std::int64_t default_value = 0;
   std::int64_t min = 1, max = 1 << 30;
   std::string meaning;
+  // Names a deck may give instead of the numbers 0, 1, ... (scaling =
+  // "strong" for 0); the parameter then takes those numbers alone.
+  std::vector<std::string> choices;
 };
 // The values of an experiment's parameters, by name, all present.
 using Parameters = std::map<std::string, std::int64_t, std::less<>>;
@@ -50,6 +58,10 @@ struct ExperimentSpec {
   // Every variant computes bit-identical outputs (the same arithmetic run
   // sequentially or concurrently): the tests compare their digests.
   bool same_outputs = false;
+  // It moves data between ranks: its declared work is the whole group's,
+  // and it has no meaning without the other ranks. Otherwise every rank of
+  // an entry runs an independent case of size n (weak scaling).
+  bool distributed = false;
 
   Parameters default_parameters() const {
     Parameters p;

@@ -20,12 +20,13 @@ namespace portalab {
 
 const std::vector<std::string>& experiment_keys() {
   static const std::vector<std::string> keys{"sizes",  "dtypes", "variants", "spaces",
-                                             "copies", "reps",   "warmups"};
+                                             "copies", "reps",   "warmups",  "ranks"};
   return keys;
 }
 const std::vector<std::string>& global_keys() {
-  static const std::vector<std::string> keys{"dtypes",  "spaces",    "copies",      "reps",
-                                             "warmups", "calibrate", "profile_reps"};
+  static const std::vector<std::string> keys{"dtypes",    "spaces",       "copies", "reps",
+                                             "warmups",   "calibrate",    "profile_reps",
+                                             "ranks"};
   return keys;
 }
 
@@ -263,8 +264,8 @@ std::vector<std::string> strings(const toml::node& node, std::string_view contex
 }
 
 // An int from min up: larger values would wrap when stored (2^32 reps gave 0).
-int integer(const toml::node& node, std::string_view context, int min) {
-  constexpr int max = std::numeric_limits<int>::max();
+int integer(const toml::node& node, std::string_view context, int min,
+            int max = std::numeric_limits<int>::max()) {
   const auto v = node.value_exact<std::int64_t>();
   if (!v) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, type_of(node)));
   if (*v < min) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, *v));
@@ -275,6 +276,15 @@ int integer(const toml::node& node, std::string_view context, int min) {
 
 // An experiment's parameter: an integer within its bounds.
 std::int64_t parameter(const toml::node& node, std::string_view context, const ParameterSpec& p) {
+  if (!p.choices.empty()) {
+    const auto name = node.value_exact<std::string>();
+    const auto it = name ? std::find(p.choices.begin(), p.choices.end(), *name) : p.choices.end();
+    if (it == p.choices.end())
+      fail(node, fmt::format("{} ({}) expects one of \"{}\"; got {}", context, p.meaning,
+                             fmt::join(p.choices, "\", \""),
+                             name ? "\"" + *name + "\"" : type_of(node)));
+    return it - p.choices.begin();
+  }
   const auto v = node.value_exact<std::int64_t>();
   if (!v || *v < p.min || *v > p.max)
     fail(node, fmt::format("{} ({}) expects an integer from {} to {}; got {}", context, p.meaning,
@@ -298,6 +308,26 @@ std::size_t size_value(const toml::node& node, std::string_view context) {
     fail(node, fmt::format("{}: {} elements cannot be allocated on any machine (limit 2^48)",
                            context, v));
   return static_cast<std::size_t>(v);
+}
+
+// ranks = 2 | [1, 2, 4]: how many ranks run each entry together, ascending
+// (a scaling study compares them with the one-rank row).
+std::vector<int> ranks_list(const toml::node& node, std::string_view context) {
+  constexpr int max_ranks = 1 << 20;
+  std::vector<int> out;
+  if (const auto* arr = node.as_array()) {
+    if (arr->empty()) fail(node, fmt::format("{} must not be an empty list", context));
+    for (const auto& item : *arr) {
+      const int k = integer(item, context, 1, max_ranks);
+      if (std::find(out.begin(), out.end(), k) != out.end())
+        fail(item, fmt::format("{}: {} is listed twice", context, k));
+      out.push_back(k);
+    }
+  } else {
+    out.push_back(integer(node, context, 1, max_ranks));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // sizes = 1000 | [1000, 1e6] | { from = 1e3, to = 1e9, factor = 10 }
@@ -552,6 +582,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                                                            CopyMode::none};
     if (const auto* n = lookup("reps")) plan.reps = integer(*n, ctx + " reps", 1);
     if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, ctx + " warmups", 0);
+    if (const auto* n = lookup("ranks")) plan.ranks = ranks_list(*n, ctx + " ranks");
     plan.parameters = info.default_parameters();
     for (const auto& p : info.parameters)
       if (const auto* n = table->get(p.name))

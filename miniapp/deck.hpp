@@ -4,6 +4,7 @@
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
 //   calibrate = "quick"       # limits measured first: quick | full | none
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
+//   ranks = [1, 2]            # MPI: entries on the first 1, then 2 ranks (default: all)
 //   [vector_poly]             # one table per experiment
 //   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
 //   dtypes = ["float64", "float32"]
@@ -41,6 +42,7 @@ struct ExperimentPlan {
   std::vector<CopyMode> copies;
   int reps = 10;
   int warmups = 2;
+  std::vector<int> ranks;  // ascending; empty: all the ranks of the run
   Parameters parameters;  // the experiment's own settings, defaults filled in
 };
 

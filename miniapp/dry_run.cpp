@@ -70,8 +70,12 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
                              bytes_text(free_host));
       }
     }
-    if (options.ask_spaces)
-      if (auto why = info.not_applicable(entry.space, entry.variant, entry.copies); !why.empty())
+    if (entry.ranks > options.world_size)
+      e.not_run = fmt::format("not applicable: runs on {} ranks; this run has {}", entry.ranks,
+                              options.world_size);
+    else if (options.ask_spaces)
+      if (auto why = info.not_applicable(entry.space, entry.dtype, entry.variant, entry.copies);
+          !why.empty())
         e.not_run = "not applicable: " + why;
     if (e.not_run.empty()) e.not_run = skip;
     const SpaceLimits* lim = options.limits ? options.limits->find(entry.space) : nullptr;
@@ -80,7 +84,7 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
       w.work = e.work;
       w.copies = entry.copies;
       w.dtype = entry.dtype;
-      w.bound = info.bound;
+      w.bound = info.bound_of(entry.variant);
       w.repetitions = e.repetitions;
       w.footprint_bytes = static_cast<double>(e.footprint);
       w.host_space = is_host_space(entry.space);

@@ -32,6 +32,7 @@ struct PlanOptions {
   // Kokkos is initialised: ask which variants each space can run and whether
   // each case fits in the free memory, as run_entry will.
   bool ask_spaces = false;
+  int world_size = 1;  // the ranks of the run: an entry on more is not run
 };
 
 // Each entry's work and footprint, through its experiment in the registry,

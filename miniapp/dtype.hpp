@@ -1,6 +1,7 @@
 // Names of the element types an experiment can run in, as the decks spell them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -16,5 +17,10 @@ template <>
 constexpr std::string_view dtype_name<std::int32_t>() { return "int32"; }
 template <>
 constexpr std::string_view dtype_name<std::int64_t>() { return "int64"; }
+
+// Bytes of one element of a type named as above.
+constexpr std::size_t dtype_bytes(std::string_view name) {
+  return name == "float64" || name == "int64" ? 8 : 4;
+}
 
 }  // namespace portalab

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -74,6 +75,12 @@ struct Variant {
   // for this type, "" when one does (kernels::why_no_vendor<Space, T>). Where
   // it says why, the variant is not applicable, with that reason.
   std::string (*missing_library)() = nullptr;
+  // The limit its rate is held to, when not the experiment's (both ways of
+  // a link against the duplex limit, say).
+  std::optional<Bound> bound;
+  // Why this build or this process cannot run it here ("built without
+  // NCCL", "MPI is not CUDA-aware"), or "": asked before a case is made.
+  std::string (*unavailable)() = nullptr;
 };
 
 // What the runner needs to know of a variant without making a case.
@@ -85,6 +92,7 @@ struct VariantTraits {
     std::string space, dtype, why;
   };
   std::vector<Unserved> unserved;
+  std::optional<Bound> bound;
 };
 
 // One experiment at one size, element type, space and copy mode, with its
@@ -107,18 +115,24 @@ using Relate = std::function<void(std::span<Result> rows)>;
 // register_experiment fills in from the template's instantiations.
 struct ExperimentInfo : ExperimentSpec {
   std::vector<VariantTraits> traits;  // per variant, in the order of `variants`
+  // Variant v's Variant::unavailable in `space` ("" when it is available).
+  std::function<std::string(std::string_view space, std::size_t v)> unavailable;
   // Bytes the case allocates in the space's memory (also the host mirrors').
   std::function<std::size_t(std::string_view dtype, std::size_t n, const Parameters&)> footprint;
   std::function<Work(std::string_view dtype, std::size_t n, std::size_t variant,
                      const Parameters&)>
       work;
+  // The case, on a rank of `group` (the ranks that run it together).
   std::function<std::unique_ptr<Case>(std::string_view space, std::string_view dtype,
-                                      std::size_t n, CopyMode mode, const Parameters&)>
+                                      std::size_t n, CopyMode mode, const Parameters&,
+                                      const Comm& group)>
       make;
   Relate relate;
 
   // The index of a variant in the table; throws for a name it does not have.
   std::size_t variant_index(std::string_view name) const;
+  // The bound of variant v's rows.
+  Bound bound_of(std::size_t v) const { return traits.at(v).bound.value_or(bound); }
   // Why `space` cannot run variant v for `dtype` with copies `mode`, or ""
   // when it can. Kokkos must be initialised (it may ask an instance for its
   // concurrency).
@@ -151,8 +165,8 @@ namespace detail {
 template <class Exp, class Space>
 class CaseImpl final : public Case {
  public:
-  CaseImpl(std::size_t n, CopyMode mode, const Parameters& params)
-      : m_ctx(Space(), mode), m_exp(m_ctx, n, params), m_pool(m_ctx.exec()) {
+  CaseImpl(std::size_t n, CopyMode mode, const Parameters& params, const Comm& group)
+      : m_ctx(Space(), mode, group), m_exp(m_ctx, n, params), m_pool(m_ctx.exec()) {
     m_ctx.fill_inputs();
   }
   void run(std::size_t v, CallRecord& record) override {
@@ -230,9 +244,19 @@ bool register_experiment(Registry& registry, ExperimentSpec spec, Relate relate 
     if (!v.work && !requires(std::size_t n, const Parameters& p) { Host::work(n, p); })
       throw std::logic_error(info.name + "/" + std::string(v.name) + ": no work");
     info.variants.emplace_back(v.name);
-    info.traits.push_back(
-        {v.instances, v.needs_copies, detail::unserved<Exp, Scalars...>(info.traits.size())});
+    info.traits.push_back({v.instances, v.needs_copies,
+                           detail::unserved<Exp, Scalars...>(info.traits.size()), v.bound});
   }
+  info.unavailable = [](std::string_view space, std::size_t v) {
+    std::string why;
+    for_each_space([&](auto tag) {
+      using Space = typename decltype(tag)::type;
+      using E = Exp<Space, std::tuple_element_t<0, std::tuple<Scalars...>>>;
+      if (space != Space::name()) return;
+      if (const auto f = detail::CaseImpl<E, Space>::table()[v].unavailable) why = f();
+    });
+    return why;
+  };
   info.footprint = [](std::string_view dtype, std::size_t n, const Parameters& p) {
     std::size_t bytes = 0;
     ((dtype == dtype_name<Scalars>()
@@ -250,13 +274,14 @@ bool register_experiment(Registry& registry, ExperimentSpec spec, Relate relate 
     return w;
   };
   info.make = [](std::string_view space, std::string_view dtype, std::size_t n, CopyMode mode,
-                 const Parameters& p) {
+                 const Parameters& p, const Comm& group) {
     std::unique_ptr<Case> made;
     for_each_space([&](auto tag) {
       using Space = typename decltype(tag)::type;
       if (space != Space::name()) return;
       ((dtype == dtype_name<Scalars>()
-            ? (made = std::make_unique<detail::CaseImpl<Exp<Space, Scalars>, Space>>(n, mode, p),
+            ? (made = std::make_unique<detail::CaseImpl<Exp<Space, Scalars>, Space>>(n, mode, p,
+                                                                                  group),
                0)
             : 0),
        ...);

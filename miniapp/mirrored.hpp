@@ -2,6 +2,7 @@
 // its host mirror, created and copied the way the case's CopyMode says.
 #pragma once
 
+#include "comm.hpp"
 #include "copy_mode.hpp"
 #include "hash.hpp"
 #include "spaces.hpp"
@@ -34,8 +35,21 @@ struct In {
   double lo = 0.0;
   double hi = 1.0;
   double step = 0.0;  // non-zero: arange
+  // Whole numbers in floating-point types too: sums of them are exact, in
+  // any order, while they stay below 2^24 (float32), whatever adds them.
+  bool whole = false;
   static constexpr In arange(double start, double step) { return {start, start, step}; }
+  static constexpr In whole_numbers(double lo, double hi) { return {lo, hi, 0.0, true}; }
 };
+
+// The value fill_input writes at index i for (seed, in), on the host: what a
+// rank computes of another rank's inputs to check what it received.
+template <class T>
+T input_value(std::uint64_t seed, In in, std::uint64_t i) {
+  if (in.step != 0.0) return static_cast<T>(in.lo + in.step * static_cast<double>(i));
+  const double v = in.lo + (in.hi - in.lo) * hash_uniform(seed, i);
+  return static_cast<T>(std::is_floating_point_v<T> && !in.whole ? v : std::floor(v));
+}
 // An output, poisoned before each variant so an unwritten element fails.
 struct Out {};
 
@@ -51,7 +65,7 @@ void fill_input(const Exec& exec, T* data, std::size_t n, std::uint64_t seed, In
     Kokkos::parallel_for("portalab::fill_arange", all, KOKKOS_LAMBDA(std::int64_t i) {
       data[i] = static_cast<T>(lo + step * static_cast<double>(i));
     });
-  } else if constexpr (std::is_floating_point_v<T>) {
+  } else if (std::is_floating_point_v<T> && !in.whole) {
     Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
       data[i] = static_cast<T>(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i)));
     });
@@ -99,12 +113,15 @@ class CaseArrays {
 template <class Space>
 class CaseContext final : public CaseArrays {
  public:
-  CaseContext(Space exec, CopyMode mode) : m_exec(std::move(exec)), m_mode(mode) {}
+  CaseContext(Space exec, CopyMode mode, const Comm& group = world())
+      : m_exec(std::move(exec)), m_mode(mode), m_group(group) {}
   CaseContext(const CaseContext&) = delete;
   CaseContext& operator=(const CaseContext&) = delete;
 
   const Space& exec() const { return m_exec; }
   CopyMode mode() const { return m_mode; }
+  // The ranks that run this case together (Entry::ranks), this one among them.
+  const Comm& group() const { return m_group; }
   static constexpr bool aliased = is_host_space_v<Space>;
 
   void add_input(MirroredBase* a) { m_inputs.push_back(a); }
@@ -134,6 +151,7 @@ class CaseContext final : public CaseArrays {
 
   Space m_exec;
   CopyMode m_mode;
+  const Comm& m_group;
   std::vector<MirroredBase*> m_inputs;
   std::vector<MirroredBase*> m_outputs;
 };

@@ -1,4 +1,5 @@
 #include "provenance.hpp"
+#include "comm.hpp"
 
 #include "build_info.hpp"
 #include "deck.hpp"
@@ -95,6 +96,15 @@ nlohmann::json devices() {
         d["multiprocessors"] = p.multiProcessorCount;
         d["memory_bytes"] = p.totalGlobalMem;
         d["compute_capability"] = fmt::format("{}.{}", p.major, p.minor);
+        // Which physical GPU, whatever CUDA_VISIBLE_DEVICES renumbered.
+        d["pci_bus_id"] = fmt::format("{:08x}:{:02x}:{:02x}.0", p.pciDomainID, p.pciBusID,
+                                      p.pciDeviceID);
+        std::string uuid = "GPU-";
+        for (int i = 0; i < 16; ++i) {
+          uuid += fmt::format("{:02x}", static_cast<unsigned char>(p.uuid.bytes[i]));
+          if (i == 3 || i == 5 || i == 7 || i == 9) uuid += "-";
+        }
+        d["uuid"] = uuid;
       }
       int runtime = 0, driver = 0;
       cudaRuntimeGetVersion(&runtime);
@@ -118,6 +128,22 @@ std::string now_iso8601() {
 }  // namespace
 
 std::string build_commit() { return PORTALAB_GIT_COMMIT; }
+
+nlohmann::json rank_provenance() {
+  const RankPlace p = rank_place();
+  nlohmann::json j{{"rank", p.rank},       {"ranks", p.size},  {"local_rank", p.local_rank},
+                   {"local_ranks", p.local_size}, {"host", p.host}, {"cpus", p.cpus},
+                   {"mpi", p.mpi}};
+  if (p.mpi) {
+    j["mpi_library"] = p.mpi_library;
+    j["mpi_cuda_aware"] = p.cuda_aware;
+  }
+  // The device this rank's Kokkos chose (Kokkos maps ranks to GPUs by the
+  // node-local rank its launcher sets).
+  for (const auto& d : devices())
+    if (d.contains("device_id")) j["device"] = d;
+  return j;
+}
 
 nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::string>& command) {
   char host[256] = {};

@@ -16,4 +16,8 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
 // The git commit portalab was built from, with "-dirty" if the tree had changes.
 std::string build_commit();
 
+// This rank: host, rank, node-local rank, CPUs it may run on, MPI, and the
+// device Kokkos gave it (id, PCI bus id, UUID). Needs Kokkos initialised.
+nlohmann::json rank_provenance();
+
 }  // namespace portalab

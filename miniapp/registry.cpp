@@ -49,6 +49,8 @@ std::string ExperimentInfo::not_applicable(std::string_view space, std::string_v
     if (u.space == space && u.dtype == dtype) return u.why;
   if (t.needs_copies && mode == CopyMode::none)
     return fmt::format("{} times its own copies; copies = none makes none", variants[v]);
+  if (unavailable)
+    if (std::string why = unavailable(space, v); !why.empty()) return why;
   std::string why;
   if (t.instances > 1)
     for_each_space([&](auto tag) {

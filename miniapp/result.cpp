@@ -108,7 +108,7 @@ void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& grou
 std::size_t Speedups::add(std::span<Result> rows, std::size_t i) {
   static const std::vector<std::string> order = enabled_space_names();
   const Result& r = rows[i];
-  auto& group = m_groups[{r.experiment, r.variant, r.dtype, r.n}];
+  auto& group = m_groups[{r.experiment, r.variant, r.dtype, r.n, r.ranks}];
   group.push_back(i);
   std::size_t first = i;
   for (std::size_t j : group) {
@@ -136,6 +136,9 @@ std::string_view Limit::kind() const {
     case Bound::memory: return "memory";
     case Bound::compute: return "gemm";
     case Bound::transfer: return "duplex";
+    case Bound::peer: return "peer";
+    case Bound::peer_duplex: return "peer-duplex";
+    case Bound::collective: return "allreduce";
   }
   return "?";
 }
@@ -144,6 +147,7 @@ std::string Limit::text() const {
   if (!known()) return {};
   if (bound == Bound::transfer)
     return fmt::format("duplex {} copies {:.0f} GB/s", portalab::to_string(copies), value);
+  if (bound == Bound::collective) return fmt::format("allreduce bus {:.0f} GB/s", value);
   return fmt::format("{} {:.0f} {}", kind(), value, bound == Bound::compute ? "GFLOP/s" : "GB/s");
 }
 
@@ -292,6 +296,17 @@ std::vector<Field> make_fields() {
       {"parameters", both_files,
        [](const Result& r) -> Value { return to_string(r.parameters); }},
       {"timed_by", both_files, text(&Result::timed_by)},
+      {"ranks", both_files, [](const Result& r) -> Value { return std::int64_t{r.ranks}; }},
+      {"rank_kernel_min_ms", both_files,
+       [](const Result& r) { return r.ranks > 1 ? Value(r.rank_kernel_min_ms) : Value(); }},
+      {"rank_kernel_max_ms", both_files,
+       [](const Result& r) { return r.ranks > 1 ? Value(r.rank_kernel_max_ms) : Value(); }},
+      {"imbalance", both_files,
+       [](const Result& r) { return r.ranks > 1 ? Value(r.imbalance) : Value(); }},
+      {"per_rank", json_file,
+       [](const Result& r) -> Value {
+         return r.per_rank.is_null() ? nlohmann::json::array() : r.per_rank;
+       }},
       {"metrics", csv_file,
        [](const Result& r) -> Value {
          std::string s;  // name=value;name=value
@@ -403,11 +418,11 @@ std::vector<std::string> csv_row(const Result& r) {
 std::string csv_line(const Result& r) { return fmt::format("{}\n", fmt::join(csv_row(r), ",")); }
 
 std::string format_table(std::span<const Result> results, const std::string& experiment) {
-  std::map<std::pair<std::string, std::size_t>, std::vector<const Result*>> groups;
-  std::vector<std::pair<std::string, std::size_t>> order;
+  std::map<std::tuple<std::string, std::size_t, int>, std::vector<const Result*>> groups;
+  std::vector<std::tuple<std::string, std::size_t, int>> order;
   for (const auto& r : results) {
     if (r.experiment != experiment) continue;
-    auto key = std::make_pair(r.dtype, r.n);
+    auto key = std::make_tuple(r.dtype, r.n, r.ranks);
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
@@ -427,8 +442,10 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     const auto& rows = groups[key];
     const Result& first = *rows.front();
     const std::string parameters = to_string(first.parameters);
-    out += fmt::format("\n{}  {}  n={}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
-                       experiment, key.first, key.second,
+    const int ranks = std::get<2>(key);
+    out += fmt::format("\n{}  {}  n={}{}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
+                       experiment, std::get<0>(key), std::get<1>(key),
+                       ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),
                        parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
     // Nothing measured: who (space, variant, library, threads, copies), then why.
     auto shown = [](const Result* r) {
@@ -465,6 +482,12 @@ std::string format_table(std::span<const Result> results, const std::string& exp
       out += fmt::format("  {:<8} {:<14} {:<8} {}: {}\n", r->space, r->variant,
                          to_string(r->copies), r->timed_by, fmt::join(metrics, ", "));
     }
+    for (const Result* r : rows)
+      if (r->ranks > 1 && (r->status == Status::pass || r->status == Status::fail))
+        out += fmt::format("  {:<8} {:<14} {:<8} {} ranks: the slowest rank's times; kernel "
+                           "per rank {:.4g} to {:.4g} ms, imbalance {:.1f}%\n",
+                           r->space, r->variant, to_string(r->copies), r->ranks,
+                           r->rank_kernel_min_ms, r->rank_kernel_max_ms, 100 * r->imbalance);
     if (first.limit.known())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
                          first.limit.kind());

@@ -85,6 +85,14 @@ struct Result {
   Check check;
   std::string note;
   std::string shown;  // the outputs as the lab prints them (console only)
+  // Ranks that ran the entry together (Entry::ranks). With more than one, the
+  // phases are the slowest rank's at each repetition, the work is all
+  // ranks' together, and these say how the ranks differed: the least and
+  // largest of the ranks' own kernel medians, the imbalance (largest over
+  // their mean, less 1) and each rank's figures.
+  int ranks = 1;
+  double rank_kernel_min_ms = 0.0, rank_kernel_max_ms = 0.0, imbalance = 0.0;
+  nlohmann::json per_rank;  // [{rank, host, device, kernel_ms, total_ms, cold_ms, check}]
 
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);
@@ -99,7 +107,8 @@ std::string threads_text(int space_threads, int library_threads);
 const Result* passing_row(std::span<const Result> rows, std::string_view variant);
 
 // Fills speedup and baseline: the first host space that ran the same
-// experiment, variant, type, size and copy mode is the baseline.
+// experiment, variant, type, size and copy mode on as many ranks is the
+// baseline (ranks against one rank: parallel_efficiency).
 void assign_speedups(std::vector<Result>& results);
 
 // The same, one row at a time, as a run produces them: each row costs the
@@ -111,7 +120,7 @@ class Speedups {
   std::size_t add(std::span<Result> rows, std::size_t i);
 
  private:
-  std::map<std::tuple<std::string, std::string, std::string, std::size_t>,
+  std::map<std::tuple<std::string, std::string, std::string, std::size_t, int>,
            std::vector<std::size_t>>
       m_groups;
 };

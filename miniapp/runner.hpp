@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +25,7 @@
 namespace portalab {
 
 struct Calibration;
+class Comm;
 struct ExperimentInfo;
 class Registry;
 class Case;
@@ -36,6 +38,11 @@ struct RunOptions {
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
   const Registry* registry = nullptr;  // nullptr: the program's
+  // The ranks that run the deck together (nullptr: world()), and where each
+  // runs (rank_place() and its device, gathered at start-up) for the rows'
+  // per-rank figures. Only rank 0's options name files and streams.
+  const Comm* world = nullptr;
+  nlohmann::json rank_places = nlohmann::json::array();
 };
 
 // One result row to be: an experiment's variant at one size, type, space and
@@ -50,14 +57,19 @@ struct Entry {
   int reps = 0, warmups = 0;
   Parameters parameters;
   std::size_t case_id = 0;  // equal for the entries of one case
+  int ranks = 1;  // how many ranks run it together: the first `ranks` of the run
+
+  // What the experiment is given: its parameters and "ranks".
+  Parameters case_parameters() const;
 
   const std::string& variant_name() const;
   // "vector_poly fused Serial float64 n=1000 copies=pageable"
   std::string describe() const;
 };
 
-// Every entry of the deck, in the order they run.
-std::vector<Entry> expand(const Deck& deck, const Registry& registry);
+// Every entry of the deck, in the order they run; a plan that gives no
+// ranks runs on all `world_size` of them.
+std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_size = 1);
 // Their number: the rows a run of the deck produces.
 std::size_t count_entries(const Deck& deck);
 
@@ -88,7 +100,7 @@ class CaseSlot {
   ~CaseSlot();
   // The case for e, made if it is a new one; nullptr with status and note
   // set when it cannot be (memory, allocation, setup error).
-  Case* get(const Entry& e, Status& status, std::string& note);
+  Case* get(const Entry& e, const Comm& group, Status& status, std::string& note);
 
  private:
   std::optional<std::size_t> m_case_id;
@@ -121,6 +133,7 @@ class Sink {
  private:
   void write_files(std::size_t first_changed, bool last);
   std::string timing(std::size_t done) const;  // elapsed and time left, for progress
+  void relate_to_one_rank(Result& r);
 
   const RunOptions& m_options;
   nlohmann::json m_provenance;
@@ -131,6 +144,7 @@ class Sink {
   std::string m_last_experiment;
   std::vector<double> m_estimated_ms;  // per entry, for the time left (with progress only)
   std::chrono::steady_clock::time_point m_started;
+  std::map<std::string, std::size_t> m_one_rank;  // one-rank rows by what they ran
 };
 
 // All three stages. Stops early, with what it has, when a signal arrives

@@ -66,7 +66,7 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
   const auto params = small_parameters(*info);
   int ran = 0;
   for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(cubic ? 130 : 4099)}) {
-    auto c = info->make(p.space, p.dtype, n, p.mode, params);
+    auto c = info->make(p.space, p.dtype, n, p.mode, params, portalab::world());
     ASSERT_NE(c, nullptr);
     std::optional<std::uint64_t> first_digest;
     auto& a = c->arrays();
@@ -94,7 +94,7 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
 TEST_P(EveryExperiment, CheckFailsWhenTheKernelDidNotRun) {
   const Param& p = GetParam();
   const auto* info = portalab::find_experiment(p.experiment);
-  auto c = info->make(p.space, p.dtype, 100, p.mode, small_parameters(*info));
+  auto c = info->make(p.space, p.dtype, 100, p.mode, small_parameters(*info), portalab::world());
   c->arrays().poison_outputs();
   c->arrays().fence();
   const auto check = c->verify(0);
@@ -125,7 +125,7 @@ TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   const auto* info = portalab::find_experiment("array_ops");
   ASSERT_NE(info, nullptr);
   const std::string space = portalab::enabled_space_names().front();
-  auto c = info->make(space, "float64", 5, portalab::CopyMode::pageable, {});
+  auto c = info->make(space, "float64", 5, portalab::CopyMode::pageable, {}, portalab::world());
   const std::size_t v = info->variant_index("arithmetic");
   run_variant(*c, v);
   ASSERT_TRUE(c->verify(v).pass);
@@ -133,14 +133,14 @@ TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   EXPECT_NE(shown.find("x+10: [11 13 15 17 19]"), std::string::npos) << shown;
   EXPECT_NE(shown.find("x/y: [0.5 0.75 0.83333333 0.875 0.9]"), std::string::npos) << shown;
   const auto* squared = portalab::find_experiment("squared_diff");
-  EXPECT_EQ(squared->make(space, "float64", 5, portalab::CopyMode::none, {})->show(0), "");
+  EXPECT_EQ(squared->make(space, "float64", 5, portalab::CopyMode::none, {}, portalab::world())->show(0), "");
 }
 
 TEST(VariantTables, LaunchOverheadTimesItsDispatchVariantsItself) {
   const auto* info = portalab::find_experiment("launch_overhead");
   ASSERT_NE(info, nullptr);
   for (const auto& space : portalab::enabled_space_names()) {
-    auto c = info->make(space, "int64", 10, portalab::CopyMode::none, {});
+    auto c = info->make(space, "int64", 10, portalab::CopyMode::none, {}, portalab::world());
     for (std::size_t v = 0; v < info->variants.size(); ++v) {
       portalab::CallRecord record;
       c->run(v, record);

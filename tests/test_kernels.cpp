@@ -57,20 +57,51 @@ TYPED_TEST(Kernels, VectorPolyFusedAndUnfusedMatchTheFormula) {
   }
 }
 
-TYPED_TEST(Kernels, StreamCopyCopiesEveryElement) {
-  using Space = TypeParam;
-  using View = typename TestFixture::View;
-  for (std::size_t n : TestFixture::sizes) {
-    auto x = TestFixture::filled("x", n, 1.0);
-    View z("z", n);
-    Kokkos::deep_copy(z, -7.0);
+// Both copies, in both element sizes, at sizes no chunk or item divides;
+// also subviews that start one element in (misaligned: the fallback path)
+// and strided ones.
+template <class Space, class T>
+void check_copies() {
+  using View = Kokkos::View<T*, typename Space::memory_space>;
+  for (std::size_t n : {1, 2, 3, 5, 7, 16, 17, 63, 1000, 100003}) {
+    View x("x", n + 1), z("z", n + 1), naive("naive", n + 1);
+    auto hx = Kokkos::create_mirror_view(x);
+    for (std::size_t i = 0; i <= n; ++i) hx(i) = static_cast<T>(i + 1);
+    Kokkos::deep_copy(x, hx);
     Space exec;
-    portalab::kernels::stream_copy(exec, x, z);
+    const auto whole = std::pair<std::size_t, std::size_t>(0, n);
+    const auto shifted = std::pair<std::size_t, std::size_t>(1, n + 1);
+    for (auto [from, to] : {std::pair{whole, whole}, std::pair{shifted, shifted},
+                            std::pair{whole, shifted}}) {
+      Kokkos::deep_copy(z, T(-7));
+      Kokkos::deep_copy(naive, T(-7));
+      portalab::kernels::stream_copy(exec, Kokkos::subview(x, from), Kokkos::subview(z, to));
+      portalab::kernels::stream_copy_naive(exec, Kokkos::subview(x, from),
+                                           Kokkos::subview(naive, to));
+      exec.fence();
+      auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
+      auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), naive);
+      for (std::size_t i = 0; i <= n; ++i) {
+        const bool copied = i >= to.first && i < to.second;
+        const T want = copied ? hx(i - to.first + from.first) : T(-7);
+        ASSERT_EQ(hz(i), want) << "n=" << n << " i=" << i << " from " << from.first;
+        ASSERT_EQ(hn(i), want) << "naive n=" << n << " i=" << i << " from " << from.first;
+      }
+    }
+    // Every other element: not contiguous.
+    Kokkos::View<T*, Kokkos::LayoutStride, typename Space::memory_space> odd(
+        x.data(), Kokkos::LayoutStride(n / 2 + 1, 2));
+    View got("got", n / 2 + 1);
+    portalab::kernels::stream_copy(exec, odd, got);
     exec.fence();
-    auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-    auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
-    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hz(i), hx(i)) << "n=" << n << " i=" << i;
+    auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
+    for (std::size_t i = 0; i < hg.extent(0); ++i) ASSERT_EQ(hg(i), hx(2 * i)) << "strided n=" << n;
   }
+}
+
+TYPED_TEST(Kernels, StreamCopyCopiesEveryElement) {
+  check_copies<TypeParam, double>();
+  check_copies<TypeParam, float>();
 }
 
 TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
@@ -107,35 +138,63 @@ TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
   }
 }
 
+// Row and column broadcasts in both layouts at shapes no chunk or run
+// divides (1, primes, one row, one column, rows < a chunk), and a subview
+// that starts at an odd element (contiguous, misaligned).
+template <class Space, class Layout>
+void check_broadcast(int rows, int cols, int offset) {
+  using Matrix = Kokkos::View<std::int64_t**, Layout, typename Space::memory_space>;
+  using Vector = Kokkos::View<std::int64_t*, typename Space::memory_space>;
+  // offset > 0: m and z are the last rows·cols elements of a longer buffer.
+  Kokkos::View<std::int64_t*, typename Space::memory_space> mbuf("mbuf", rows * cols + offset),
+      rbuf("rbuf", rows * cols + offset), cbuf("cbuf", rows * cols + offset);
+  Matrix m(mbuf.data() + offset, rows, cols), by_row(rbuf.data() + offset, rows, cols),
+      by_column(cbuf.data() + offset, rows, cols);
+  Vector row("row", cols), column("column", rows);
+  auto hm = Kokkos::create_mirror_view(m);
+  auto hr = Kokkos::create_mirror_view(row);
+  auto hc = Kokkos::create_mirror_view(column);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) hm(i, j) = 1000 * i + j;
+  for (int j = 0; j < cols; ++j) hr(j) = -7 * j;
+  for (int i = 0; i < rows; ++i) hc(i) = 100000 * i;
+  Kokkos::deep_copy(m, hm);
+  Kokkos::deep_copy(row, hr);
+  Kokkos::deep_copy(column, hc);
+  Space exec;
+  portalab::kernels::broadcast_add_row(exec, m, row, by_row);
+  portalab::kernels::broadcast_add_column(exec, m, column, by_column);
+  exec.fence();
+  auto got_row = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_row);
+  auto got_column = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_column);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      ASSERT_EQ(got_row(i, j), hm(i, j) + hr(j)) << rows << "x" << cols << " +" << offset;
+      ASSERT_EQ(got_column(i, j), hm(i, j) + hc(i)) << rows << "x" << cols << " +" << offset;
+    }
+}
+
 TYPED_TEST(Kernels, BroadcastAddsARowToEveryRowAndAColumnToEveryColumn) {
   using Space = TypeParam;
-  using Matrix = Kokkos::View<std::int64_t**, typename Space::memory_space>;
-  using Vector = Kokkos::View<std::int64_t*, typename Space::memory_space>;
-  for (auto [rows, cols] : {std::pair{1, 1}, {7, 3}, {33, 129}}) {
-    Matrix m("m", rows, cols), by_row("by_row", rows, cols), by_column("by_column", rows, cols);
-    Vector row("row", cols), column("column", rows);
-    auto hm = Kokkos::create_mirror_view(m);
-    auto hr = Kokkos::create_mirror_view(row);
-    auto hc = Kokkos::create_mirror_view(column);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) hm(i, j) = 1000 * i + j;
-    for (int j = 0; j < cols; ++j) hr(j) = -7 * j;
-    for (int i = 0; i < rows; ++i) hc(i) = 100000 * i;
-    Kokkos::deep_copy(m, hm);
-    Kokkos::deep_copy(row, hr);
-    Kokkos::deep_copy(column, hc);
-    Space exec;
-    portalab::kernels::broadcast_add_row(exec, m, row, by_row);
-    portalab::kernels::broadcast_add_column(exec, m, column, by_column);
-    exec.fence();
-    auto got_row = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_row);
-    auto got_column = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_column);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) {
-        ASSERT_EQ(got_row(i, j), hm(i, j) + hr(j)) << rows << "x" << cols;
-        ASSERT_EQ(got_column(i, j), hm(i, j) + hc(i)) << rows << "x" << cols;
-      }
-  }
+  for (auto [rows, cols] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {3, 7}, {33, 129},
+                            {131, 257}, {1, 300}, {300, 1}})
+    for (int offset : {0, 1}) {
+      check_broadcast<Space, Kokkos::LayoutLeft>(rows, cols, offset);
+      check_broadcast<Space, Kokkos::LayoutRight>(rows, cols, offset);
+    }
+  // A column range of a LayoutRight matrix: not contiguous, the 2-D path.
+  using Matrix = Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space>;
+  Matrix m("m", 5, 8), z("z", 5, 3);
+  Kokkos::deep_copy(m, 4);
+  Kokkos::View<std::int64_t*, typename Space::memory_space> row("row", 3);
+  Kokkos::deep_copy(row, 3);
+  Space exec;
+  portalab::kernels::broadcast_add_row(exec, Kokkos::subview(m, Kokkos::ALL, std::pair(2, 5)),
+                                       row, z);
+  exec.fence();
+  auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j) ASSERT_EQ(hz(i, j), 7) << i << "," << j;
 }
 
 TYPED_TEST(Kernels, EveryLaunchAndEveryGraphNodeWritesItsElement) {

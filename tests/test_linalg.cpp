@@ -55,46 +55,70 @@ class Linalg : public ::testing::Test {
 };
 TYPED_TEST_SUITE(Linalg, portalab::testing::EnabledSpaceTypes, portalab::testing::SpaceName);
 
-// Both gemm paths against a host product, at shapes no tile divides.
+// Both gemm paths against a host product, at shapes no tile divides: 1,
+// primes, thin, and several tiles of the GPU's (128) and the host's (64)
+// with a ragged edge.
 TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
   using Space = TypeParam;
-  using T = float;
-  struct Shape { std::size_t m, n, k; };
-  for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17}}) {
-    auto a = TestFixture::template random<T>(s.m, s.k, 1);
-    auto b = TestFixture::template random<T>(s.k, s.n, 2);
-    typename TestFixture::template Matrix<T> tiled("tiled", s.m, s.n), vendor("vendor", s.m, s.n);
-    Space exec;
-    portalab::kernels::gemm_tiled(exec, a, b, tiled);
-    portalab::kernels::vendor_gemm(exec, a, b, vendor);
-    exec.fence();
-    auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-    auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiled);
-    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vendor);
-    const double tol = portalab::summation_tolerance<T>(static_cast<std::int64_t>(s.k));
-    for (std::size_t j = 0; j < s.n; ++j)
-      for (std::size_t i = 0; i < s.m; ++i) {
-        double c = 0, scale = 0;
-        for (std::size_t k = 0; k < s.k; ++k) {
-          c += double(ha(i, k)) * hb(k, j);
-          scale += std::abs(double(ha(i, k)) * hb(k, j));
+  using Fixture = TestFixture;
+  // A lambda in the test body: it may call the fixture's protected helpers.
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    struct Shape { std::size_t m, n, k; };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17},
+                          Shape{257, 131, 263}, Shape{1, 97, 300}, Shape{193, 1, 2}}) {
+      auto a = Fixture::template random<T>(s.m, s.k, 1);
+      auto b = Fixture::template random<T>(s.k, s.n, 2);
+      typename Fixture::template Matrix<T> tiled("tiled", s.m, s.n), vendor("vendor", s.m, s.n);
+      Kokkos::deep_copy(tiled, T(-99));  // every element must be written
+      Space exec;
+      portalab::kernels::gemm_tiled(exec, a, b, tiled);
+      portalab::kernels::vendor_gemm(exec, a, b, vendor);
+      exec.fence();
+      auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+      auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+      auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiled);
+      auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vendor);
+      const double tol = portalab::summation_tolerance<T>(static_cast<std::int64_t>(s.k));
+      for (std::size_t j = 0; j < s.n; ++j)
+        for (std::size_t i = 0; i < s.m; ++i) {
+          double c = 0, scale = 0;
+          for (std::size_t k = 0; k < s.k; ++k) {
+            c += double(ha(i, k)) * hb(k, j);
+            scale += std::abs(double(ha(i, k)) * hb(k, j));
+          }
+          ASSERT_LE(std::abs(ht(i, j) - c), tol * scale)
+              << "tiled " << sizeof(T) << "-byte " << s.m << "x" << s.n << "x" << s.k << " at " << i
+              << "," << j;
+          ASSERT_LE(std::abs(hv(i, j) - c), tol * scale) << "vendor at " << i << "," << j;
         }
-        ASSERT_LE(std::abs(ht(i, j) - c), tol * scale) << "tiled " << s.m << "x" << s.n << "x"
-                                                       << s.k << " at " << i << "," << j;
-        ASSERT_LE(std::abs(hv(i, j) - c), tol * scale) << "vendor at " << i << "," << j;
-      }
-  }
+    }
+  };
+  check(0.0f);
+  check(0.0);
+}
+
+// No K: C = 0.
+TYPED_TEST(Linalg, GemmTiledOfAnEmptyInnerDimensionIsZero) {
+  using Space = TypeParam;
+  typename TestFixture::template Matrix<double> a("a", 5, 0), b("b", 0, 3), c("c", 5, 3);
+  Kokkos::deep_copy(c, 1.0);
+  Space exec;
+  portalab::kernels::gemm_tiled(exec, a, b, c);
+  exec.fence();
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(hc(i, j), 0.0) << i << "," << j;
 }
 
 // The GPU's thread layout (several threads per team, each owning strided rows
 // and columns) on whatever team size the space allows: 2×1 and 1×2 threads
 // with register blocks no tile size divides.
 template <int tx, int ty>
-struct SmallTeamTiling {
-  static constexpr int TX = tx, TY = ty, RM = 3, RN = 5, TK = 4;
-  static constexpr int TM = RM * TX, TN = RN * TY, threads = TX * TY;
-};
+using SmallTeamTiling = portalab::kernels::GemmShape<tx, ty, 3, 5, 4>;
+// The GPU shapes' path on two threads: register prefetch into two scratch
+// buffers, runs of two doubles read as one 16-byte chunk, padded B rows.
+using PrefetchTiling = portalab::kernels::GemmShape<2, 1, 4, 4, 4, 2, 2, 1, 1, 0, 0, 2, true>;
 
 TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
   using Space = TypeParam;
@@ -102,11 +126,14 @@ TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
   const std::size_t m = 31, n = 17, k = 23;
   auto a = TestFixture::template random<double>(m, k, 4);
   auto b = TestFixture::template random<double>(k, n, 5);
-  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n);
+  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n),
+      cp("cp", m, n);
   Space exec;
   portalab::kernels::gemm_tiled(exec, a, b, c21, SmallTeamTiling<2, 1>{});
   portalab::kernels::gemm_tiled(exec, a, b, c12, SmallTeamTiling<1, 2>{});
+  portalab::kernels::gemm_tiled(exec, a, b, cp, PrefetchTiling{});
   exec.fence();
+  auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cp);
   auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
   auto h21 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c21);
@@ -117,6 +144,7 @@ TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
       for (std::size_t l = 0; l < k; ++l) c += ha(i, l) * hb(l, j);
       ASSERT_NEAR(h21(i, j), c, 1e-13) << i << "," << j;
       ASSERT_NEAR(h12(i, j), c, 1e-13) << i << "," << j;
+      ASSERT_NEAR(hp(i, j), c, 1e-13) << "prefetch " << i << "," << j;
     }
 }
 
@@ -143,6 +171,60 @@ TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
   EXPECT_NEAR(d, exact, 1e-9 * exact);
   EXPECT_NEAR(v, exact, 0.1 * exact);
   EXPECT_NEAR(f, exact, 0.1 * exact);  // a float sum drifts by percents here
+}
+
+// Every term counted once at sizes no chunk or item divides, from aligned,
+// misaligned (one element in) and strided views: integer-valued terms, so
+// the sums are exact in either type.
+template <class Space, class T>
+void check_dot_sizes() {
+  using V = Kokkos::View<T*, typename Space::memory_space>;
+  for (std::size_t n : {1, 2, 3, 5, 7, 16, 17, 31, 64, 65, 1000, 100003}) {
+    V x("x", 2 * n + 1), y("y", 2 * n + 1);
+    auto hx = Kokkos::create_mirror_view(x);
+    auto hy = Kokkos::create_mirror_view(y);
+    for (std::size_t i = 0; i <= 2 * n; ++i) {
+      hx(i) = static_cast<T>(i % 7) - 3;
+      hy(i) = static_cast<T>(i % 5) + 1;
+    }
+    Kokkos::deep_copy(x, hx);
+    Kokkos::deep_copy(y, hy);
+    auto expect = [&](std::size_t first, std::size_t step) {
+      double sum = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        sum += double(hx(first + step * i)) * hy(first + step * i);
+      return sum;
+    };
+    Kokkos::View<T, typename Space::memory_space> r("r");
+    Kokkos::View<double, typename Space::memory_space> r64("r64");
+    Space exec;
+    for (std::size_t first : {0, 1}) {
+      const auto range = std::pair<std::size_t, std::size_t>(first, first + n);
+      const auto sx = Kokkos::subview(x, range), sy = Kokkos::subview(y, range);
+      portalab::kernels::dot_reduce(exec, sx, sy, r);
+      portalab::kernels::dot_reduce(exec, sx, sy, r64);
+      exec.fence();
+      T got = 0;
+      double got64 = 0;
+      Kokkos::deep_copy(got, r);
+      Kokkos::deep_copy(got64, r64);
+      ASSERT_EQ(double(got), expect(first, 1)) << sizeof(T) << "-byte n=" << n << " from " << first;
+      ASSERT_EQ(got64, expect(first, 1)) << "acc64 n=" << n << " from " << first;
+    }
+    using Strided = Kokkos::View<T*, Kokkos::LayoutStride, typename Space::memory_space>;
+    const Strided sx(x.data(), Kokkos::LayoutStride(n, 2));
+    const Strided sy(y.data(), Kokkos::LayoutStride(n, 2));
+    portalab::kernels::dot_reduce(exec, sx, sy, r64);
+    exec.fence();
+    double got64 = 0;
+    Kokkos::deep_copy(got64, r64);
+    ASSERT_EQ(got64, expect(0, 2)) << "strided n=" << n;
+  }
+}
+
+TYPED_TEST(Linalg, DotCountsEveryTermOnceAtAwkwardSizesAndAlignments) {
+  check_dot_sizes<TypeParam, float>();
+  check_dot_sizes<TypeParam, double>();
 }
 
 // det [[0, 2], [3, 4]] = −6 needs a row swap; a 3×3 cyclic permutation has det +1.

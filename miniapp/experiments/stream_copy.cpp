@@ -15,11 +15,17 @@ class StreamCopy {
   static auto variants() {
     return std::array{
         Variant<StreamCopy>{.name = "kernel", .run = &StreamCopy::kernel},
+        Variant<StreamCopy>{.name = "naive", .run = &StreamCopy::naive},
         Variant<StreamCopy>{.name = "deep_copy", .run = &StreamCopy::deep_copy},
     };
   }
 
   void kernel(RunState<Space>& s) { kernels::stream_copy(s.exec(), m_x.device(), m_z.device()); }
+  // One element per thread, as BabelStream's Kokkos port: what the 16-byte
+  // accesses of `kernel` gain on a GPU.
+  void naive(RunState<Space>& s) {
+    kernels::stream_copy_naive(s.exec(), m_x.device(), m_z.device());
+  }
   void deep_copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }
 
   Check verify() const {

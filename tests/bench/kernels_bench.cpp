@@ -62,6 +62,16 @@ void register_for() {
                                })
       ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("stream_copy_naive" + suffix).c_str(),
+                               [=](benchmark::State& s) {
+                                 auto [x, y, z, t1, t2] = arrays(s.range(0));
+                                 Space exec;
+                                 fenced(s, exec, 2.0 * sizeof(T) * s.range(0), [&] {
+                                   portalab::kernels::stream_copy_naive(exec, x, z);
+                                 });
+                               })
+      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   // The labs' streaming kernels at 1e8, against stream_copy/<space>/<type>/100000000.
   auto lab = [&](const char* name, portalab::kernels::PerElement w, auto kernel) {
     benchmark::RegisterBenchmark((std::string("lab/") + name + suffix).c_str(),
@@ -88,6 +98,35 @@ void register_for() {
   });
 }
 
+// broadcast_add's two kernels on an int64 n×n matrix (lab 004), in the
+// space's layout: 10000² on a GPU (issue 13's size), 4000² on a host.
+template <class Space>
+void register_broadcast() {
+  using Matrix = Kokkos::View<std::int64_t**, typename Space::memory_space>;
+  using Vector = Kokkos::View<std::int64_t*, typename Space::memory_space>;
+  const std::int64_t n = portalab::is_host_space_v<Space> ? 4000 : 10000;
+  for (bool by_row : {true, false}) {
+    benchmark::RegisterBenchmark(
+        (std::string("broadcast_add_") + (by_row ? "row/" : "column/") + Space::name() + "/int64")
+            .c_str(),
+        [=](benchmark::State& s) {
+          const std::int64_t side = s.range(0);
+          Matrix m("m", side, side), z("z", side, side);
+          Vector v("v", side);
+          Kokkos::deep_copy(m, 3);
+          Kokkos::deep_copy(v, 4);
+          Space exec;
+          fenced(s, exec, (2.0 * side * side + side) * sizeof(std::int64_t), [&] {
+            if (by_row)
+              portalab::kernels::broadcast_add_row(exec, m, v, z);
+            else
+              portalab::kernels::broadcast_add_column(exec, m, v, z);
+          });
+        })
+        ->Arg(n)->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +136,7 @@ int main(int argc, char** argv) {
     using Space = typename decltype(tag)::type;
     register_for<Space, double>();
     register_for<Space, float>();
+    register_broadcast<Space>();
   });
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -216,7 +216,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
       register_for<Space, double>({1024, 2048}, 100'000'000, {512, 2048});
     } else {
       register_for<Space, float>({4096, 7000}, 100'000'000, {512, 2048, 6000});
-      register_for<Space, double>({8192}, 100'000'000, {512, 2048});
+      register_for<Space, double>({4096, 8192}, 100'000'000, {512, 2048});
     }
   });
   return true;
