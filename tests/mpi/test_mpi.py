@@ -188,12 +188,13 @@ class SignalTest(Base):
             time.sleep(0.05)
 
     def long_deck(self):
+        # About 10 s uninterrupted: the signal lands mid-run on a fast machine too.
         deck = os.path.join(self.tmp, "long.toml")
         with open(deck, "w") as f:
             f.write('calibrate = "none"\nspaces = ["Serial"]\ncopies = ["none"]\n'
                     "[dot_distributed]\nsizes = [2000000]\nreps = 400\nwarmups = 0\n"
                     'variants = ["mpi"]\nscaling = "weak"\nranks = [1, 2]\n'
-                    "[allreduce]\nsizes = [100000, 200000, 300000]\nreps = 300\n")
+                    "[allreduce]\nsizes = [100000, 200000, 300000]\nreps = 5000\n")
         return deck
 
     def test_sigterm_to_the_launcher(self):
