@@ -84,6 +84,26 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
   gemm("native", [](const Space& e, const auto& a, const auto& b, const auto& c) {
     portalab::kernels::gemm_tiled(e, a, b, c);
   });
+#if defined(KOKKOS_ENABLE_CUDA)
+  // Other shapes of the tiled gemm for float64 on the GPU, beside the one
+  // GemmTiling picks: the evidence for that choice (gemm_native_shape/...).
+  if constexpr (!portalab::kernels::is_host_exec_v<Space> && sizeof(T) == 8) {
+    using portalab::kernels::GemmShape;
+    auto shape = [&](const char* label, auto tiling) {
+      gemm((std::string("native_shape/") + label).c_str(),
+           [=](const Space& e, const auto& a, const auto& b, const auto& c) {
+             portalab::kernels::gemm_tiled(e, a, b, c, tiling);
+           });
+    };
+    shape("128x128_k8_256t", GemmShape<16, 16, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 1>{});
+    shape("64x128_k8_256t", GemmShape<16, 16, 4, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+    shape("128x64_k8_256t", GemmShape<16, 16, 8, 4, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+    shape("64x64_k16_256t", GemmShape<16, 16, 4, 4, 16, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+    shape("64x64_k8_256t", GemmShape<16, 16, 4, 4, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
+    shape("128x64_k8_128t", GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+    shape("64x128_k8_128t", GemmShape<8, 16, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+  }
+#endif
 
   auto dot = [&](const char* name, auto call) {
     benchmark::RegisterBenchmark((std::string("dot_") + name + suffix).c_str(),
