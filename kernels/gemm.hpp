@@ -44,11 +44,13 @@ struct GemmShape {
 };
 
 // The shapes gemm_tiled uses.
-// GPUs: 256 threads, 8×8 per thread in runs of 16 bytes (one LDS.128 per run),
-// a 128×128 tile, K in slices of 8, B's scratch rows padded by 16 bytes so the
-// team's stores of a B slice hit 32 distinct banks. float32: 2 teams per SM
-// (≤ 128 registers a thread). float64: the 8×8 block takes 128 registers, one
-// team per SM.
+// GPUs: 8×8 per thread in runs of 16 bytes (one LDS.128 per run), K in
+// slices of 8, B's scratch rows padded by 16 bytes so the team's stores of a
+// B slice hit 32 distinct banks, 2 teams per SM. float32: 256 threads, a
+// 128×128 tile (≤ 128 registers a thread). float64: the 8×8 block alone takes
+// 128 registers; 128 threads and a 128×64 tile, the fastest of the shapes
+// tried on an H200 (gemm_native_shape/... benchmarks: 19.0 TFLOP/s at 4096
+// against 18.5 for 256 threads and 128×128, 14.4 to 18.3 for the others).
 // Host spaces: one thread per team, a 64×64 tile of micro-tiles the compiler
 // keeps in vector registers (8×4 float32, 4×4 float64: 8 of the 16 that
 // SSE2/AVX2 have), K in slices of 256; each micro-tile's slices of A and B
@@ -57,8 +59,8 @@ template <class Exec, class T, bool Host = is_host_exec_v<Exec>>
 struct GemmTiling;
 template <class Exec, class T>
 struct GemmTiling<Exec, T, false>
-    : GemmShape<16, 16, 8, 8, 8, 16 / sizeof(T), 16 / sizeof(T), 1, 1, 0, 0, 16 / sizeof(T), true,
-                true, sizeof(T) == 4 ? 2 : 1> {};
+    : GemmShape<16, sizeof(T) == 4 ? 16 : 8, 8, 8, 8, 16 / sizeof(T), 16 / sizeof(T), 1, 1, 0, 0,
+                16 / sizeof(T), true, true, 2> {};
 template <class Exec, class T>
 struct GemmTiling<Exec, T, true>
     : GemmShape<1, 1, sizeof(T) == 4 ? 8 : 4, 4, 256, 1, 1, 64 / (sizeof(T) == 4 ? 8 : 4), 16,

@@ -102,6 +102,9 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
     shape("64x64_k8_256t", GemmShape<16, 16, 4, 4, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
     shape("128x64_k8_128t", GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
     shape("64x128_k8_128t", GemmShape<8, 16, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
+    shape("128x64_k8_128t_3blocks", GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
+    shape("64x64_k8_64t", GemmShape<8, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 4>{});
+    shape("128x64_k4_128t", GemmShape<16, 8, 8, 8, 4, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
   }
 #endif
 
