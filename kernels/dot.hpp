@@ -33,17 +33,20 @@ struct DotChunks {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Acc& acc) const {
+    // Items from stride on hold a tail term only (there are more tail terms
+    // than stride when chunks are few).
+    const bool chunked = i < stride;
     Chunk<T> a[U] = {}, b[U] = {};
     PORTALAB_UNROLL
     for (int u = 0; u < U; ++u)
-      if (i + u * stride < chunks) {
+      if (chunked && i + u * stride < chunks) {
         a[u] = load(x.data(), i + u * stride);
         b[u] = load(y.data(), i + u * stride);
       }
     Acc part[V] = {};
     PORTALAB_UNROLL
     for (int u = 0; u < U; ++u)
-      if (i + u * stride < chunks) {
+      if (chunked && i + u * stride < chunks) {
         PORTALAB_UNROLL
         for (int e = 0; e < V; ++e)
           part[e] += static_cast<Acc>(a[u].v[e]) * static_cast<Acc>(b[u].v[e]);
