@@ -20,6 +20,7 @@
 #include "provenance.hpp"
 #include "result_files.hpp"
 #include "runner.hpp"
+#include "watchdog.hpp"
 #include "spaces.hpp"
 
 #include <CLI/CLI.hpp>
@@ -190,7 +191,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   const bool root = all.rank() == 0;
   portalab::Deck deck;
   std::optional<portalab::Calibration> limits;
+  double watchdog_s = 0;
   checked_on_every_rank([&] {
+    watchdog_s = portalab::watchdog_seconds();
     const std::string deck_path =
         portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
     deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
@@ -238,6 +241,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   options.tables = root ? &std::cout : nullptr;
   options.progress = root ? &std::cerr : nullptr;
   options.rank_places = places;
+  options.watchdog_s = watchdog_s;
   const auto summary = portalab::run_deck(deck, options, provenance);
   return agreed_exit(root ? report(summary, out) : 0);
 }

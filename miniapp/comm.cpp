@@ -235,7 +235,11 @@ void Comm::recv(void* data, std::size_t count, Datatype type, int peer) const {
 const Comm& Comm::first(int k) const {
   if (k < 1 || k > m_size)
     throw std::out_of_range(fmt::format("a group of {} ranks in a world of {}", k, m_size));
-  if (k == m_size) return *this;
+  // With MPI, a group of every rank is a communicator of its own too: the
+  // experiments' traffic never matches the runner's gates, so a rank that
+  // stops before an experiment's collective leaves its peers waiting (for
+  // the watchdog) rather than pairing their messages with its gate's.
+  if (k == m_size && !uses_mpi()) return *this;
   if (m_firsts.size() <= static_cast<std::size_t>(k)) m_firsts.resize(k + 1);
   auto& slot = m_firsts[k];
   if (!slot) {

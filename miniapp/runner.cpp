@@ -11,6 +11,7 @@
 #include "profiling.hpp"
 #include "spaces.hpp"
 #include "timing.hpp"
+#include "watchdog.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -93,6 +94,9 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& c
     r.d2h_pct_of_limit = r.d2h_gbps / (per_rank * best);
 }
 
+// run_deck's, with several ranks: each gate passed is progress.
+Watchdog* watchdog = nullptr;
+
 // The ranks of a run pass an entry's gates together: the barrier before each
 // repetition, which also says whether every rank can go on and whether any
 // received a signal. A rank whose step failed keeps passing gates (saying
@@ -106,6 +110,7 @@ class Lockstep {
   bool gate() {
     if (m_stopped) return false;
     const GateState g = m_world.gate(m_error.empty(), interrupt_signal());
+    if (watchdog) watchdog->beat();
     if (g.signal != 0) throw Interrupted(g.signal);
     if (!g.all_ok) {
       m_stopped = true;
@@ -143,7 +148,9 @@ class Lockstep {
 
 // Fault injection for the tests of multi-rank runs: PORTALAB_FAULT=check:R
 // overwrites rank R's outputs before its check (it fails there alone);
-// throw:R makes rank R's second repetition throw. Nothing otherwise.
+// throw:R makes rank R's second repetition throw; early:R makes it throw
+// before it runs, so that its peers wait in the experiment's own collective
+// (the watchdog's case). Nothing otherwise.
 struct Fault {
   std::string kind;
   int rank = -1;
@@ -212,6 +219,8 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
     for (int i = 0; i < r.reps; ++i)
       if (!lock.step([&] {
             if (!c) return;
+            if (i == 1 && Fault::get().here("early"))
+              throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
             const Rep t = repetition(*c, e.variant, copies, range);
             // As a fence reports a device's failure: after the repetition.
             if (i == 1 && Fault::get().here("throw"))
@@ -746,6 +755,20 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
   const Comm& all = options.world ? *options.world : world();
   const std::vector<Entry> entries = expand(deck, registry, all.size());
   Sink sink(options, provenance, entries);
+  std::optional<Watchdog> dog;
+  if (all.size() > 1 && options.watchdog_s > 0)
+    dog.emplace(options.watchdog_s, [rank = all.rank()](const std::string& where, double s) {
+      fmt::print(stderr,
+                 "portalab: rank {}: no gate passed for {} s, in {}: a rank stopped before a "
+                 "collective the others wait in (or one step takes longer); aborting every "
+                 "rank. PORTALAB_WATCHDOG_S sets the limit, 0 turns it off\n",
+                 rank, s, where);
+      abort_world(3);  // the driver's exit code for the unexpected
+    });
+  watchdog = dog ? &*dog : nullptr;
+  struct Unset {
+    ~Unset() { watchdog = nullptr; }
+  } unset;
   CaseSlot slot;
   std::size_t case_first_row = 0;
   std::string current;  // the entry in progress, named if a signal abandons it
@@ -753,6 +776,7 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const Entry& e = entries[i];
       current = e.describe();
+      if (watchdog) watchdog->at(current);
       sink.record(run_entry(e, slot, options));
       const bool last = i + 1 == entries.size();
       if (last || entries[i + 1].case_id != e.case_id) {

@@ -43,6 +43,9 @@ struct RunOptions {
   // per-rank figures. Only rank 0's options name files and streams.
   const Comm* world = nullptr;
   nlohmann::json rank_places = nlohmann::json::array();
+  // With several ranks: abort them all when no gate passes for this long
+  // (watchdog.hpp); 0: never.
+  double watchdog_s = 0;
 };
 
 // One result row to be: an experiment's variant at one size, type, space and

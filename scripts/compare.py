@@ -177,8 +177,7 @@ def fmt_ms(r, phase):
 
 
 def render(table, phase, markdown):
-    head = ["space", "experiment", "variant", "dtype", "n", "copies",
-            f"BASE {phase} ms [min, max]", f"NEW {phase} ms [min, max]", "change", "verdict"]
+    head = [*pr.ENTRY_KEY, f"BASE {phase} ms [min, max]", f"NEW {phase} ms [min, max]", "change", "verdict"]
     lines = []
     for k, b, n, verdict, change, regressed in table:
         cells = [*map(str, k), fmt_ms(b, phase), fmt_ms(n, phase),

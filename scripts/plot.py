@@ -9,6 +9,16 @@
   <experiment>_rate.png     achieved GB/s or GFLOP/s of the kernel phase
                             versus size
 
+and, for runs over MPI ranks (portalab run under mpirun or srun):
+
+  <experiment>_scaling.png    parallel efficiency (the group's work per second
+                              over k times one rank's) versus ranks and versus
+                              n, where rows on k ranks have a one-rank row
+  <experiment>_bandwidth.png  GB/s versus message size (bus bandwidth for
+                              allreduce, as nccl-tests), with the calibrated
+                              limit the rows were compared with (sendrecv,
+                              allreduce)
+
 Each figure has one panel per type (rows) and variant (columns). Only rows
 whose check passed are drawn; a key measured by several runs is drawn from
 the newest. Needs matplotlib.
@@ -166,6 +176,84 @@ def rate_metric(rows, choice):
     return "gflops" if intensity > 4 else "gbps"
 
 
+def efficiency(r):
+    return (r.get("metrics") or {}).get("parallel_efficiency")
+
+
+def scaling_plot(rows, experiment):
+    """Efficiency versus ranks (a line per n) and versus n (a line per rank
+    count), one figure row per dtype; one-rank rows are 1 by definition."""
+    scaled = [r for r in rows if efficiency(r) is not None]
+    keys = sorted({(r["space"], r["variant"]) for r in scaled})
+    dtypes = sorted({r["dtype"] for r in scaled})
+    fig, axes = plt.subplots(len(dtypes), 2, squeeze=False, figsize=(11, 4.2 * len(dtypes)))
+    for i, d in enumerate(dtypes):
+        by_ranks, by_n = axes[i]
+        for space, variant in keys:
+            mine = [r for r in rows if r["dtype"] == d and r["space"] == space
+                    and r["variant"] == variant and (r.get("ranks", 1) == 1 or efficiency(r) is not None)]
+            label = f"{space} {variant}"
+            for n in sorted({r["n"] for r in mine if efficiency(r) is not None}):
+                pts = sorted((r.get("ranks", 1), efficiency(r) or 1.0) for r in mine if r["n"] == n)
+                by_ranks.plot(*zip(*pts), marker="o", markersize=4, label=f"{label} n={n:.3g}")
+            for k in sorted({r["ranks"] for r in mine if efficiency(r) is not None}):
+                pts = sorted((r["n"], efficiency(r)) for r in mine if r.get("ranks") == k)
+                by_n.plot(*zip(*pts), marker="o", markersize=4, label=f"{label} {k} ranks")
+        by_ranks.set_xlabel("ranks")
+        by_ranks.xaxis.get_major_locator().set_params(integer=True)
+        by_n.set_xlabel("n (elements; per rank in weak scaling)")
+        by_n.set_xscale("log")
+        for ax, what in ((by_ranks, "versus ranks"), (by_n, "versus n")):
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.set_ylabel("parallel efficiency")
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{d}: {what}", fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{experiment}: parallel efficiency (speedup over one rank / ranks)")
+    fig.tight_layout()
+    return fig
+
+
+def message_bytes(r):
+    return (r.get("metrics") or {}).get("message_bytes") or r["n"] * pr.dtype_bytes(r["dtype"])
+
+
+def bandwidth_plot(rows, experiment):
+    """GB/s versus message size, a line per space, variant and rank count; the
+    limit each row was compared with, dashed."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    groups = sorted({(r["space"], r["variant"], r.get("ranks", 1), r["dtype"]) for r in rows})
+    limits = {}
+    for space, variant, k, d in groups:
+        pts = sorted((message_bytes(r), r["gbps"]) for r in rows
+                     if (r["space"], r["variant"], r.get("ranks", 1), r["dtype"]) == (space, variant, k, d)
+                     and r["gbps"] > 0)
+        if pts:
+            ax.plot(*zip(*pts), marker="o", markersize=4, label=f"{space} {variant} {d}, {k} ranks")
+        for r in rows:
+            if r["space"] == space and r.get("limit") and r.get("pct_of_limit"):
+                limits[r["limit"]] = r["gbps"] / r["pct_of_limit"]
+    for name, value in sorted(limits.items()):
+        ax.axhline(value, linestyle="--", linewidth=0.9, color="gray")
+        ax.text(0.01, value, f"limit: {name}", transform=ax.get_yaxis_transform(), fontsize=7,
+                va="bottom", color="gray")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size per rank (bytes)")
+    ax.set_ylabel("bus bandwidth (GB/s)" if experiment == "allreduce" else "GB/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.suptitle(f"{experiment}: bandwidth versus message size")
+    fig.tight_layout()
+    return fig
+
+
+def is_transfer(rows):
+    """Rows held to a link's limit (peer copies, collectives)."""
+    return any((r.get("limit") or "").startswith(("peer", "allreduce")) for r in rows)
+
+
 def plot_experiment(rows, experiment, out, n=None, rate="auto"):
     rows = [r for r in rows if r["experiment"] == experiment]
     metric = rate_metric(rows, rate)
@@ -180,6 +268,10 @@ def plot_experiment(rows, experiment, out, n=None, rate="auto"):
                           f"achieved {'bandwidth' if metric == 'gbps' else 'FLOP rate'}"
                           " of the kernel phase"),
     }
+    if any(efficiency(r) is not None for r in rows):
+        figures["scaling"] = scaling_plot(rows, experiment)
+    if is_transfer(rows) or experiment in ("allreduce", "sendrecv"):
+        figures["bandwidth"] = bandwidth_plot(rows, experiment)
     written = []
     for kind, fig in figures.items():
         path = os.path.join(out, f"{experiment}_{kind}.png")

@@ -18,7 +18,9 @@ STATS = ("min_ms", "max_ms", "std_ms")
 # What one measurement is: the machine (host and the device the space ran on),
 # then what ran. Two rows with the same key measured the same thing.
 MACHINE_KEY = ("hostname", "device")
-ENTRY_KEY = ("space", "experiment", "variant", "dtype", "n", "copies")
+# Rows on several ranks (MPI) and rows of other parameters are other
+# measurements; files older than either field read as one rank, no parameters.
+ENTRY_KEY = ("space", "experiment", "variant", "dtype", "n", "copies", "parameters", "ranks")
 KEY = MACHINE_KEY + ENTRY_KEY
 
 RUN_FIELDS = ("job_id", "array_task_id", "deck", "git_commit", "started_at", "source")
@@ -52,6 +54,8 @@ def find_results(paths):
 
 def flatten(row, run, devices):
     out = {k: v for k, v in row.items() if k != "stats"}
+    out.setdefault("parameters", "")
+    out.setdefault("ranks", 1)
     for phase in PHASES:
         stats = row.get("stats", {}).get(phase, {})
         for s in STATS:
@@ -157,6 +161,12 @@ def newest_per_key(rows):
 def sort_key(row):
     # n numerically, the rest as text.
     return tuple(row[k] if k == "n" else str(row[k]) for k in KEY)
+
+
+def dtype_bytes(dtype):
+    """Bytes of an element of a portalab type name (float32, int64, ...)."""
+    digits = "".join(c for c in dtype if c.isdigit())
+    return int(digits) // 8 if digits else 8
 
 
 def passed(row):
