@@ -95,10 +95,11 @@ MailProg=/bin/true
 ReturnToService=2
 MinJobAge=3600
 GresTypes=gpu
-NodeName=$host CPUs=$cpus Gres=gpu:1 State=UNKNOWN
+NodeName=$host CPUs=$cpus Gres=gpu:2 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
-echo "Name=gpu File=/dev/null" >"$tmp/gres.conf"  # any character device
+# Two stand-in GPUs (any character devices): the node job has a task on each.
+printf 'Name=gpu File=/dev/null\nName=gpu File=/dev/zero\n' >"$tmp/gres.conf"
 
 started+=("$tmp/run/slurmctld.pid")
 slurmctld -i
@@ -145,7 +146,13 @@ bad=$(PORTALAB_ARGS="" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/test
 # A long job stopped as its time limit would stop it: SIGTERM to every process.
 long=$(PORTALAB_ARGS="--set reps=1000" \
   "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/long_run.toml")
-echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long"
+# The node job: 2 tasks of one GPU each, srun starting them as MPI ranks
+# (PMIx); host spaces here, Open MPI's ranks over shared memory.
+node=$(SBATCH_CPUS_PER_GPU=1 PORTALAB_ARGS="--spaces Serial" OMPI_MCA_btl=self,vader \
+  OMPI_MCA_btl_vader_single_copy_mechanism=none \
+  "$submit" --ntasks-per-node=2 --gpus-per-task=1 "$src/scripts/slurm/node.sbatch" \
+  "$src/tests/decks/mpi_node.toml")
+echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long, node $node"
 # shellcheck disable=SC2016  # expanded by that bash
 wait_for "$timeout_s" "the long job's first entry" bash -c \
   "python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"results\"])' \
@@ -167,6 +174,7 @@ expect_state "$array" "COMPLETED 0:0"
 expect_state "$profile" "COMPLETED 0:0"
 expect_state "$bad" "FAILED 2:0"
 expect_state "$long" "FAILED 143:0"
+expect_state "$node" "COMPLETED 0:0" || { cat "portalab-node-$node.out" >&2; exit 1; }
 
 check_results() {  # DIR REPS: a run of the small deck, every entry passed, OMP from the allocation
   python3 - "$1" "$cpus" "$2" "$host_spaces" <<'PY'
@@ -212,4 +220,16 @@ assert all(r["check"] == "PASS" for r in rows)
 print(f"long job: stopped by {stop['signal']} after {len(rows)} entries, {stop['not_run']} not run")
 PY
 grep -q "interrupted by SIGTERM" "results/$long/long_run/table.txt" || fail "long job: table.txt cut short"
+python3 - "results/$node/mpi_node/results.json" <<'PY' || fail "node job: its results"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ranks = doc["provenance"]["ranks"]
+assert sorted(r["rank"] for r in ranks) == [0, 1], ranks
+assert doc["provenance"]["slurm"]["job_id"], "no Slurm job id in the provenance"
+rows = doc["results"]
+assert all(r["check"] in ("PASS", "N/A") for r in rows), [r for r in rows if r["check"] not in ("PASS", "N/A")]
+two = {r["experiment"] for r in rows if r["ranks"] == 2 and r["check"] == "PASS"}
+assert two == {"allreduce", "sendrecv", "dot_distributed", "gemm"}, two
+print(f"node job: {len(rows)} rows, experiments on 2 ranks: {sorted(two)}")
+PY
 echo "slurm test passed"
