@@ -210,6 +210,11 @@ class MemoryTest(Base):
 
     def test_failed_allocation_is_skipped_and_the_run_goes_on(self):
         library = os.environ.get("PORTALAB_FAIL_ALLOC")
+        if os.environ.get("PORTALAB_DEVICE_BUILD"):
+            # Seen on an H200 node: the 80 MB Serial row passed, so Kokkos'
+            # host allocations there do not go through the preloaded operator
+            # new. The host builds test the skip.
+            self.skipTest("a device build's host allocations bypass the preloaded allocator")
         if not library:
             self.skipTest("PORTALAB_FAIL_ALLOC (the preload library) is not set")
         # 1e7 float64 = 80 MB per array: past the check, refused by the allocator.
