@@ -34,9 +34,13 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     limits = os.path.join(work, "limits.json")
-    run([portalab, "calibrate", "--quick", "--spaces", "Serial,OpenMP", "--out", limits])
+    # Serial and the build's parallel host space (OpenMP, or Threads).
+    listed = run([portalab, "list"]).stdout
+    compiled = re.search(r"^spaces compiled in: (.*)$", listed, re.M).group(1).replace(" ", "")
+    spaces = ",".join(s for s in compiled.split(",") if s in ("Serial", "OpenMP", "Threads"))
+    run([portalab, "calibrate", "--quick", "--spaces", spaces, "--out", limits])
 
-    dry = run([portalab, "run", deck, "--dry-run", "--limits", limits])
+    dry = run([portalab, "run", deck, "--spaces", spaces, "--dry-run", "--limits", limits])
     print(dry.stdout)
     m = re.search(r"total_ms=([0-9.]+)", dry.stdout)
     if not m:
@@ -48,7 +52,8 @@ def main():
 
     start = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    real = run([portalab, "run", deck, "--limits", limits, "--out", os.path.join(work, "out")])
+    real = run([portalab, "run", deck, "--spaces", spaces, "--limits", limits,
+                "--out", os.path.join(work, "out")])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.monotonic() - start
     measured = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
