@@ -31,7 +31,7 @@ class Nccl {
 
  private:
   explicit Nccl(const Comm& group);
-  void* m_comm = nullptr;  // ncclComm_t
+  [[maybe_unused]] void* m_comm = nullptr;  // ncclComm_t (unused in a build without NCCL)
 };
 
 }  // namespace portalab
