@@ -70,10 +70,8 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
                              bytes_text(free_host));
       }
     }
-    if (entry.ranks > options.world_size)
-      e.not_run = fmt::format("not applicable: runs on {} ranks; this run has {}", entry.ranks,
-                              options.world_size);
-    else if (options.ask_spaces)
+    e.not_run = entry.too_few_ranks(options.world_size);
+    if (e.not_run.empty() && options.ask_spaces)
       if (auto why = info.not_applicable(entry.space, entry.dtype, entry.variant, entry.copies);
           !why.empty())
         e.not_run = "not applicable: " + why;

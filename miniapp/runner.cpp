@@ -460,6 +460,11 @@ std::string Entry::describe() const {
                      ranks > 1 ? fmt::format(" ranks={}", ranks) : std::string());
 }
 
+std::string Entry::too_few_ranks(int world_size) const {
+  if (ranks <= world_size) return {};
+  return fmt::format("not applicable: runs on {} ranks; this run has {}", ranks, world_size);
+}
+
 Parameters Entry::case_parameters() const {
   Parameters p = parameters;
   p["ranks"] = ranks;
@@ -549,9 +554,9 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   Lockstep lock(all);
   lock.gate();  // a safe point on every rank: a signal stops them all here
   Result r = row_of(e);
-  if (e.ranks > all.size()) {  // the same on every rank: no gate needed
+  if (std::string why = e.too_few_ranks(all.size()); !why.empty()) {  // alike on every rank
     r.status = Status::not_applicable;
-    r.note = fmt::format("not applicable: runs on {} ranks; this run has {}", e.ranks, all.size());
+    r.note = std::move(why);
     return r;
   }
   const Comm& group = all.first(e.ranks);  // collective at the first use of e.ranks

@@ -68,6 +68,9 @@ struct Entry {
   const std::string& variant_name() const;
   // "vector_poly fused Serial float64 n=1000 copies=pageable"
   std::string describe() const;
+  // Why a run of `world_size` ranks cannot run it ("" when it can): the same
+  // words in the run and its dry run.
+  std::string too_few_ranks(int world_size) const;
 };
 
 // Every entry of the deck, in the order they run; a plan that gives no

@@ -191,13 +191,13 @@ def scaling_plot(rows, experiment):
         by_ranks, by_n = axes[i]
         for space, variant in keys:
             mine = [r for r in rows if r["dtype"] == d and r["space"] == space
-                    and r["variant"] == variant and (r.get("ranks", 1) == 1 or efficiency(r) is not None)]
+                    and r["variant"] == variant and (r["ranks"] == 1 or efficiency(r) is not None)]
             label = f"{space} {variant}"
             for n in sorted({r["n"] for r in mine if efficiency(r) is not None}):
-                pts = sorted((r.get("ranks", 1), efficiency(r) or 1.0) for r in mine if r["n"] == n)
+                pts = sorted((r["ranks"], efficiency(r) or 1.0) for r in mine if r["n"] == n)
                 by_ranks.plot(*zip(*pts), marker="o", markersize=4, label=f"{label} n={n:.3g}")
             for k in sorted({r["ranks"] for r in mine if efficiency(r) is not None}):
-                pts = sorted((r["n"], efficiency(r)) for r in mine if r.get("ranks") == k)
+                pts = sorted((r["n"], efficiency(r)) for r in mine if r["ranks"] == k)
                 by_n.plot(*zip(*pts), marker="o", markersize=4, label=f"{label} {k} ranks")
         by_ranks.set_xlabel("ranks")
         by_ranks.xaxis.get_major_locator().set_params(integer=True)
@@ -220,20 +220,18 @@ def message_bytes(r):
 
 
 def bandwidth_plot(rows, experiment):
-    """GB/s versus message size, a line per space, variant and rank count; the
-    limit each row was compared with, dashed."""
+    """GB/s versus message size, a line per space, variant, rank count and
+    type; the limits the rows were compared with, dashed."""
     fig, ax = plt.subplots(figsize=(8, 5))
-    groups = sorted({(r["space"], r["variant"], r.get("ranks", 1), r["dtype"]) for r in rows})
-    limits = {}
-    for space, variant, k, d in groups:
-        pts = sorted((message_bytes(r), r["gbps"]) for r in rows
-                     if (r["space"], r["variant"], r.get("ranks", 1), r["dtype"]) == (space, variant, k, d)
-                     and r["gbps"] > 0)
-        if pts:
-            ax.plot(*zip(*pts), marker="o", markersize=4, label=f"{space} {variant} {d}, {k} ranks")
-        for r in rows:
-            if r["space"] == space and r.get("limit") and r.get("pct_of_limit"):
-                limits[r["limit"]] = r["gbps"] / r["pct_of_limit"]
+    lines = {}
+    for r in rows:
+        if r["gbps"] > 0:
+            key = (r["space"], r["variant"], r["ranks"], r["dtype"])
+            lines.setdefault(key, []).append((message_bytes(r), r["gbps"]))
+    for (space, variant, k, d), pts in sorted(lines.items()):
+        ax.plot(*zip(*sorted(pts)), marker="o", markersize=4, label=f"{space} {variant} {d}, {k} ranks")
+    limits = {r["limit"]: r["gbps"] / r["pct_of_limit"] for r in rows
+              if r.get("limit") and r.get("pct_of_limit")}
     for name, value in sorted(limits.items()):
         ax.axhline(value, linestyle="--", linewidth=0.9, color="gray")
         ax.text(0.01, value, f"limit: {name}", transform=ax.get_yaxis_transform(), fontsize=7,

@@ -59,6 +59,12 @@ class Base(unittest.TestCase):
         with open(os.path.join(self.out, "results.json")) as f:
             return json.load(f)
 
+    def write_deck(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
 
 class AggregationTest(Base):
     def test_rows_combined_over_ranks(self):
@@ -146,9 +152,7 @@ class AggregationTest(Base):
 
 class FailureTest(Base):
     def test_deck_error_said_once_every_rank_exits_2(self):
-        deck = os.path.join(self.tmp, "bad.toml")
-        with open(deck, "w") as f:
-            f.write("[allreduce]\nsizes = [8]\nnot_a_key = 1\n")
+        deck = self.write_deck("bad.toml", "[allreduce]\nsizes = [8]\nnot_a_key = 1\n")
         p = self.run_deck(deck, expect=2)
         self.assertEqual(p.stderr.count("error:"), 1, p.stderr)
         self.assertIn("bad.toml:3", p.stderr)
@@ -158,12 +162,11 @@ class FailureTest(Base):
         # early:R: rank R's second repetition throws before it runs, so its
         # peers wait in the allreduce's own collective, where no gate can
         # tell them. The watchdog aborts every rank; the entry before stays.
-        deck = os.path.join(self.tmp, "early.toml")
-        with open(deck, "w") as f:
-            f.write('calibrate = "none"\nspaces = ["Serial"]\ncopies = ["none"]\n'
-                    "reps = 3\nwarmups = 0\n"
-                    '[gemm]\nsizes = [64]\nvariants = ["native"]\nranks = [1]\n'
-                    '[allreduce]\nsizes = [1000]\nvariants = ["mpi_host"]\n')
+        deck = self.write_deck("early.toml",
+                               'calibrate = "none"\nspaces = ["Serial"]\ncopies = ["none"]\n'
+                               "reps = 3\nwarmups = 0\n"
+                               '[gemm]\nsizes = [64]\nvariants = ["native"]\nranks = [1]\n'
+                               '[allreduce]\nsizes = [1000]\nvariants = ["mpi_host"]\n')
         env = dict(ENV, PORTALAB_FAULT=f"early:{RANKS - 1}", PORTALAB_WATCHDOG_S="3")
         cmd = mpirun(RANKS) + [os.environ["PORTALAB"], "run", deck, "--out", self.out]
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
@@ -230,13 +233,11 @@ class SignalTest(Base):
 
     def long_deck(self):
         # About 10 s uninterrupted: the signal lands mid-run on a fast machine too.
-        deck = os.path.join(self.tmp, "long.toml")
-        with open(deck, "w") as f:
-            f.write('calibrate = "none"\nspaces = ["Serial"]\ncopies = ["none"]\n'
-                    "[dot_distributed]\nsizes = [2000000]\nreps = 400\nwarmups = 0\n"
-                    'variants = ["mpi"]\nscaling = "weak"\nranks = [1, 2]\n'
-                    "[allreduce]\nsizes = [100000, 200000, 300000]\nreps = 5000\n")
-        return deck
+        return self.write_deck("long.toml",
+                               'calibrate = "none"\nspaces = ["Serial"]\ncopies = ["none"]\n'
+                               "[dot_distributed]\nsizes = [2000000]\nreps = 400\nwarmups = 0\n"
+                               'variants = ["mpi"]\nscaling = "weak"\nranks = [1, 2]\n'
+                               "[allreduce]\nsizes = [100000, 200000, 300000]\nreps = 5000\n")
 
     def test_sigterm_to_the_launcher(self):
         proc = self.start(self.long_deck())
