@@ -2,7 +2,8 @@
 # On a GPU node, with a built Cuda tree (builds nothing): issue 13's targets
 # for the reference kernels. Runs the kernel and linear-algebra tests, then
 # inputs/kernels-limits.toml (its own full calibration: the copy limit), then
-# the matching Google Benchmark entries, and prints each ratio against its
+# the matching Google Benchmark entries (and the host's gemm against its BLAS
+# at 2048 in OpenMP), and prints each ratio against its
 # target with scripts/kernels_limits.py. Exit 1 if a test fails or a target
 # is missed, 2 if the binaries are missing. Results under OUT.
 #   scripts/gpu-kernels-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/gpu-kernels-check
@@ -29,7 +30,7 @@ echo "=== inputs/kernels-limits.toml"
 cat "$out/run.txt"
 
 echo "=== Google Benchmark: the same kernels"
-filter='^(stream_copy|stream_copy_naive)/Cuda/float(32|64)/100000000|^stream_copy_1e8/Cuda|^broadcast_add_(row|column)/Cuda|^dot_(native|vendor)/Cuda/float32|^gemm_(native|vendor)/Cuda/float(32|64)/4096'
+filter='^(stream_copy|stream_copy_naive)/Cuda/float(32|64)/100000000|^stream_copy_1e8/Cuda|^broadcast_add_(row|column)/Cuda|^dot_(native|vendor)/Cuda/float32|^gemm_(native|vendor)/Cuda/float(32|64)/4096|^gemm_(native|vendor)/OpenMP/float(32|64)/2048'
 "$bin/tests/portalab_bench" --benchmark_filter="$filter" --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json" \
   --benchmark_out_format=json | tee "$out/bench.txt" || status=1

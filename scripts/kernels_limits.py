@@ -4,12 +4,15 @@ portalab_bench's JSON output): each printed with its target; exit 1 if any
 target is missed or its figures are absent, 2 if a file cannot be read.
 
     scripts/kernels_limits.py results/run/results.json [--bench bench.json] [--space Cuda]
+    scripts/kernels_limits.py --bench bench.json --space OpenMP   # the host's gemm alone
 
 Targets (on a GPU): stream_copy kernel / deep_copy >= 0.95 in float32 and
 float64, and the calibration's copy kernel / deep_copy >= 0.95; broadcast_add
 10000² row and column >= 0.80 of the copy limit; dot native 1e8 float32 >=
 0.90 of the limit; gemm native / vendor >= 0.50 (float32), >= 0.35 (float64).
 The bench's figures are printed beside the run's and held to the same targets.
+On the host (the bench's entries of --host-space, or --space if it is a host
+space): gemm native / vendor (BLAS) >= 0.50 at 2048, float32 and float64.
 """
 import argparse
 import json
@@ -90,7 +93,10 @@ def check_run(path, space, report):
                      f"({a or 0:.0f} / {b or 0:.0f} GFLOP/s)")
 
 
-def check_bench(path, space, report):
+HOST_SPACES = ("Serial", "OpenMP", "Threads")
+
+
+def check_bench(path, space, host_space, report):
     try:
         with open(path) as f:
             bench = json.load(f)
@@ -110,7 +116,18 @@ def check_bench(path, space, report):
         t_slow, t_fast = times.get(slow), times.get(fast)
         return t_fast / t_slow if t_slow and t_fast else None
 
-    print(f"== {path}: {space} (Google Benchmark)")
+    def host_gemm(host):
+        for dtype in ("float32", "float64"):
+            report.ratio(f"bench gemm native / vendor {dtype} 2048 ({host})",
+                         ratio_of(f"gemm_native/{host}/{dtype}/2048",
+                                  f"gemm_vendor/{host}/{dtype}/2048"), 0.50)
+
+    if space in HOST_SPACES:
+        print(f"== {path}: {space} (Google Benchmark)")
+        host_gemm(space)
+        return
+    print(f"== {path}: {space} and {host_space} (Google Benchmark)")
+    host_gemm(host_space)
     for dtype in ("float32", "float64"):
         deep = f"stream_copy_1e8/{space}/{dtype}"
         report.ratio(f"bench stream_copy / deep_copy {dtype} 1e8",
@@ -138,18 +155,24 @@ def check_bench(path, space, report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", help="results.json of a run of inputs/kernels-limits.toml")
+    parser.add_argument("results", nargs="?",
+                        help="results.json of a run of inputs/kernels-limits.toml")
     parser.add_argument("--bench", help="portalab_bench --benchmark_out=FILE (JSON)")
     parser.add_argument("--space", default="Cuda")
+    parser.add_argument("--host-space", default="OpenMP",
+                        help="the host space whose gemm the bench's figures hold (default OpenMP)")
     args = parser.parse_args()
     report = Report()
+    if not args.results and not args.bench:
+        parser.error("give a results.json, --bench, or both")
     try:
-        check_run(args.results, args.space, report)
+        if args.results:
+            check_run(args.results, args.space, report)
     except (pr.ResultsError, OSError, ValueError, KeyError) as e:
         print(f"kernels_limits: {e}", file=sys.stderr)
         return 2
     if args.bench:
-        check_bench(args.bench, args.space, report)
+        check_bench(args.bench, args.space, args.host_space, report)
     print(f"{report.missed} target(s) missed" if report.missed else "every target met")
     return 1 if report.missed else 0
 

@@ -287,6 +287,46 @@ class ClassifyTest(unittest.TestCase):
                                           "total")[0], "faster")
 
 
+class KernelsLimitsTest(unittest.TestCase):
+    """scripts/kernels_limits.py on Google Benchmark output of the host's gemm."""
+
+    def bench(self, native_ms, dtypes=("float32", "float64")):
+        rows = []
+        for dtype in dtypes:
+            for variant, ms in (("vendor", 10.0), ("native", native_ms)):
+                rows.append({"name": f"gemm_{variant}/OpenMP/{dtype}/2048/manual_time_median",
+                             "run_name": f"gemm_{variant}/OpenMP/{dtype}/2048/manual_time",
+                             "run_type": "aggregate", "aggregate_name": "median",
+                             "real_time": ms, "time_unit": "ms"})
+        tmp = tempfile.mkdtemp(prefix="portalab_limits_")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        path = os.path.join(tmp, "bench.json")
+        with open(path, "w") as f:
+            json.dump({"benchmarks": rows}, f)
+        return path
+
+    def test_host_gemm_at_half_of_the_blas_passes(self):
+        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(18.0), "--space", "OpenMP")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("PASS     bench gemm native / vendor float64 2048 (OpenMP): 0.556", out)
+
+    def test_host_gemm_below_half_fails(self):
+        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(25.0), "--space", "OpenMP")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL     bench gemm native / vendor float32 2048 (OpenMP): 0.400", out)
+
+    def test_absent_figures_are_missed(self):
+        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(18.0, ("float32",)),
+                            "--space", "OpenMP")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISSING  bench gemm native / vendor float64 2048", out)
+
+    def test_nothing_to_check_exits_2(self):
+        rc, _, err = script("kernels_limits.py")
+        self.assertEqual(rc, 2)
+        self.assertIn("results.json, --bench", err)
+
+
 class NeedsMatplotlibTest(unittest.TestCase):
     """Without matplotlib (hidden by a module of that name that fails to
     import, first on PYTHONPATH), the drawing scripts say what they need in
