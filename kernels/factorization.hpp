@@ -13,37 +13,47 @@ namespace portalab::kernels {
 // singular), summary(2) = the number of zero pivots. det(A) = ±Π U(k,k), the
 // sign flipped by each row swap; as a sum of logarithms it cannot overflow.
 // One team; reads the diagonal and the pivots, n elements each.
+// A named functor, not a KOKKOS_LAMBDA: det and inverse both instantiate it,
+// and nvcc's extended lambdas instantiated in several translation units of
+// one binary can call a null copy function (see FillInput in mirrored.hpp).
+template <class Exec, class LUM, class IV, class SV>
+struct LuSummary {
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  LUM LU;
+  IV ipiv;
+  SV summary;
+  std::int64_t n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    double log_abs = 0.0;
+    std::int64_t flips = 0, zeros = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](std::int64_t k, double& s) {
+          const double u = static_cast<double>(LU(k, k));
+          if (u != 0.0) s += Kokkos::log(Kokkos::abs(u));
+        },
+        log_abs);
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](std::int64_t k, std::int64_t& c) { c += (LU(k, k) < 0) + (ipiv(k) != k + 1); },
+        flips);
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](std::int64_t k, std::int64_t& c) { c += LU(k, k) == 0; }, zeros);
+    Kokkos::single(Kokkos::PerTeam(team), [&] {
+      summary(0) = zeros > 0 ? 0.0 : (flips % 2 ? -1.0 : 1.0);
+      summary(1) = zeros > 0 ? -Kokkos::Experimental::infinity_v<double> : log_abs;
+      summary(2) = static_cast<double>(zeros);
+    });
+  }
+};
+
 template <class Exec, class LUM, class IV, class SV>
 void lu_summary(const Exec& exec, const LUM& LU, const IV& ipiv, const SV& summary) {
-  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
-  const std::int64_t n = LU.extent(0);
-  Kokkos::parallel_for(
-      "portalab::lu_summary", Kokkos::TeamPolicy<Exec>(exec, 1, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const Member& team) {
-        double log_abs = 0.0;
-        std::int64_t flips = 0, zeros = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
-            [&](std::int64_t k, double& s) {
-              const double u = static_cast<double>(LU(k, k));
-              if (u != 0.0) s += Kokkos::log(Kokkos::abs(u));
-            },
-            log_abs);
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
-            [&](std::int64_t k, std::int64_t& c) {
-              c += (LU(k, k) < 0) + (ipiv(k) != k + 1);
-            },
-            flips);
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
-            [&](std::int64_t k, std::int64_t& c) { c += LU(k, k) == 0; }, zeros);
-        Kokkos::single(Kokkos::PerTeam(team), [&] {
-          summary(0) = zeros > 0 ? 0.0 : (flips % 2 ? -1.0 : 1.0);
-          summary(1) = zeros > 0 ? -Kokkos::Experimental::infinity_v<double> : log_abs;
-          summary(2) = static_cast<double>(zeros);
-        });
-      });
+  Kokkos::parallel_for("portalab::lu_summary", Kokkos::TeamPolicy<Exec>(exec, 1, Kokkos::AUTO),
+                       LuSummary<Exec, LUM, IV, SV>{LU, ipiv, summary,
+                                                     static_cast<std::int64_t>(LU.extent(0))});
 }
 
 // M = I (square or not).

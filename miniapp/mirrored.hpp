@@ -55,26 +55,33 @@ struct Out {};
 
 // data[i] = uniform value in [in.lo, in.hi) from (seed, i), integers floored;
 // or in.lo + in.step·i for an arange input.
-// A free function: CUDA's extended lambdas cannot live in private members.
+// A named functor, not a KOKKOS_LAMBDA: fill_input is instantiated in every
+// experiment's translation unit, and nvcc's extended-lambda wrapper keeps its
+// copy function in a per-unit static; the linker kept one unit's parallel_for
+// and another's fill_input, and the copy called a null pointer (segfault on
+// an H200 at the first Cuda gemm of a deck, 3 runs of 3).
+template <class T>
+struct FillInput {
+  T* data;
+  double lo, scale, step;
+  std::uint64_t seed;
+  bool whole;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    if (step != 0.0) {
+      data[i] = static_cast<T>(lo + step * static_cast<double>(i));
+      return;
+    }
+    const double v = lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i));
+    data[i] = static_cast<T>(std::is_floating_point_v<T> && !whole ? v : Kokkos::floor(v));
+  }
+};
+
 template <class Exec, class T>
 void fill_input(const Exec& exec, T* data, std::size_t n, std::uint64_t seed, In in) {
-  const double lo = in.lo, scale = in.hi - in.lo, step = in.step;
   const Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>> all(
       exec, 0, static_cast<std::int64_t>(n));
-  if (step != 0.0) {
-    Kokkos::parallel_for("portalab::fill_arange", all, KOKKOS_LAMBDA(std::int64_t i) {
-      data[i] = static_cast<T>(lo + step * static_cast<double>(i));
-    });
-  } else if (std::is_floating_point_v<T> && !in.whole) {
-    Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
-      data[i] = static_cast<T>(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i)));
-    });
-  } else {
-    Kokkos::parallel_for("portalab::fill_uniform", all, KOKKOS_LAMBDA(std::int64_t i) {
-      data[i] = static_cast<T>(
-          Kokkos::floor(lo + scale * hash_uniform(seed, static_cast<std::uint64_t>(i))));
-    });
-  }
+  Kokkos::parallel_for(in.step != 0.0 ? "portalab::fill_arange" : "portalab::fill_uniform", all,
+                       FillInput<T>{data, in.lo, in.hi - in.lo, in.step, seed, in.whole});
 }
 
 // What the framework does with every array of a case, whatever its type.
