@@ -3,6 +3,7 @@
 // (zeros, ones, identity, arange) and element-wise math (cos, sin, sqrt).
 #pragma once
 
+#include "operators.hpp"
 #include "range.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -16,37 +17,37 @@ template <class Exec, class T, class V, class Out>
 void array_arithmetic(const Exec& exec, T scalar, const V& x, const V& y, const Out& plus_scalar,
                       const Out& times_scalar, const Out& sum, const Out& difference,
                       const Out& product, const Out& quotient) {
-  const Range<Exec> all(exec, 0, x.extent(0));
-  Kokkos::parallel_for("portalab::array_plus_scalar", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { plus_scalar(i) = x(i) + scalar; });
-  Kokkos::parallel_for("portalab::array_times_scalar", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { times_scalar(i) = scalar * x(i); });
-  Kokkos::parallel_for("portalab::array_sum", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { sum(i) = x(i) + y(i); });
-  Kokkos::parallel_for("portalab::array_difference", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { difference(i) = x(i) - y(i); });
-  Kokkos::parallel_for("portalab::array_product", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { product(i) = x(i) * y(i); });
-  Kokkos::parallel_for("portalab::array_quotient", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { quotient(i) = x(i) / y(i); });
+  each("portalab::array_plus_scalar", exec, op::AddScalar<T>{scalar}, plus_scalar, x);
+  each("portalab::array_times_scalar", exec, op::Scale<T>{scalar}, times_scalar, x);
+  each("portalab::array_sum", exec, op::Add{}, sum, x, y);
+  each("portalab::array_difference", exec, op::Subtract{}, difference, x, y);
+  each("portalab::array_product", exec, op::Multiply{}, product, x, y);
+  each("portalab::array_quotient", exec, op::Divide{}, quotient, x, y);
 }
 
 // v(i) = start + step·i.
+template <class V, class T>
+struct Arange {
+  V v;
+  T start, step;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    v(i) = start + step * static_cast<T>(i);
+  }
+};
 template <class Exec, class T, class V>
 void arange(const Exec& exec, T start, T step, const V& v) {
   Kokkos::parallel_for("portalab::arange", Range<Exec>(exec, 0, v.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) { v(i) = start + step * static_cast<T>(i); });
+                       Arange<V, T>{v, start, step});
 }
 
 // m = the identity matrix.
 template <class Exec, class M>
 void identity(const Exec& exec, const M& m) {
-  using T = typename M::non_const_value_type;
   Kokkos::parallel_for(
       "portalab::identity",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>(
           exec, {0, 0}, {std::int64_t(m.extent(0)), std::int64_t(m.extent(1))}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { m(i, j) = i == j ? T(1) : T(0); });
+      SetIdentity<M>{m});
 }
 
 // zeros, ones, identity and arange(0, n), as the lab creates them.
@@ -65,13 +66,9 @@ template <class Exec, class V>
 void array_math(const Exec& exec, const V& v, const V& cos_v, const V& sin_v, const V& sqrt_v) {
   using T = typename V::non_const_value_type;
   arange(exec, T(0), T(1), v);
-  const Range<Exec> all(exec, 0, v.extent(0));
-  Kokkos::parallel_for("portalab::array_cos", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { cos_v(i) = Kokkos::cos(v(i)); });
-  Kokkos::parallel_for("portalab::array_sin", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { sin_v(i) = Kokkos::sin(v(i)); });
-  Kokkos::parallel_for("portalab::array_sqrt", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { sqrt_v(i) = Kokkos::sqrt(v(i)); });
+  each("portalab::array_cos", exec, op::Cos{}, cos_v, v);
+  each("portalab::array_sin", exec, op::Sin{}, sin_v, v);
+  each("portalab::array_sqrt", exec, op::Sqrt{}, sqrt_v, v);
 }
 
 }  // namespace portalab::kernels

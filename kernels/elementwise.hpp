@@ -3,6 +3,7 @@
 // and benchmarks take their bytes and FLOPs from here, nowhere else.
 #pragma once
 
+#include "operators.hpp"
 #include "range.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -26,15 +27,16 @@ inline constexpr PerElement gaussian_pdf_work{2, 7};          // −, /, ², ·�
 inline constexpr PerElement polar_distance_work{5, 14};       // 2 cos, 2 sin, 4 ·, 2 −, 2 ², +, √
 
 // z = (x − y)² in one pass, as cupy.fuse makes it.
+struct SquaredDiff {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<T, 2>& v) const {
+    const T d = v[0] - v[1];
+    return d * d;
+  }
+};
 template <class Exec, class X, class Y, class Z>
 void squared_diff_fused(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  using T = typename Z::non_const_value_type;
-  map("portalab::squared_diff_fused", exec,
-      KOKKOS_LAMBDA(const Kokkos::Array<T, 2>& v) {
-        const T d = v[0] - v[1];
-        return d * d;
-      },
-      z, x, y);
+  map("portalab::squared_diff_fused", exec, SquaredDiff{}, z, x, y);
 }
 
 // z = (x − y)·(x − y) as CuPy evaluates the unfused expression: a kernel per
@@ -42,38 +44,38 @@ void squared_diff_fused(const Exec& exec, const X& x, const Y& y, const Z& z) {
 template <class Exec, class X, class Y, class Tmp, class Z>
 void squared_diff_unfused(const Exec& exec, const X& x, const Y& y, const Tmp& t1,
                           const Tmp& t2, const Z& z) {
-  const Range<Exec> all(exec, 0, z.extent(0));
-  Kokkos::parallel_for("portalab::squared_diff_left", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { t1(i) = x(i) - y(i); });
-  Kokkos::parallel_for("portalab::squared_diff_right", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { t2(i) = x(i) - y(i); });
-  Kokkos::parallel_for("portalab::squared_diff_product", all,
-                       KOKKOS_LAMBDA(std::int64_t i) { z(i) = t1(i) * t2(i); });
+  each("portalab::squared_diff_left", exec, op::Subtract{}, t1, x, y);
+  each("portalab::squared_diff_right", exec, op::Subtract{}, t2, x, y);
+  each("portalab::squared_diff_product", exec, op::Multiply{}, z, t1, t2);
 }
 
 // z = (x·y)³, lab 003's ElementwiseKernel.
+struct CubeProduct {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<T, 2>& v) const {
+    const T p = v[0] * v[1];
+    return p * p * p;
+  }
+};
 template <class Exec, class X, class Y, class Z>
 void cube_product(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  using T = typename Z::non_const_value_type;
-  map("portalab::cube_product", exec,
-      KOKKOS_LAMBDA(const Kokkos::Array<T, 2>& v) {
-        const T p = v[0] * v[1];
-        return p * p * p;
-      },
-      z, x, y);
+  map("portalab::cube_product", exec, CubeProduct{}, z, x, y);
 }
 
 // z = exp(−½((x − μ)/σ)²) / (σ·√(2π)), lab 004's ufunc.
+template <class T>
+struct GaussianPdf {
+  T mean, sigma;
+  // Rounded to T once, as the lab precomputes it as a float32 constant.
+  T sqrt_2pi = static_cast<T>(2.50662827463100050242);
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<T, 1>& v) const {
+    const T u = (v[0] - mean) / sigma;
+    return T(Kokkos::exp(T(-0.5) * u * u) / (sigma * sqrt_2pi));
+  }
+};
 template <class Exec, class T, class X, class Z>
 void gaussian_pdf(const Exec& exec, T mean, T sigma, const X& x, const Z& z) {
-  // Rounded to T once, as the lab precomputes it as a float32 constant.
-  const T sqrt_2pi = static_cast<T>(2.50662827463100050242);
-  map("portalab::gaussian_pdf", exec,
-      KOKKOS_LAMBDA(const Kokkos::Array<T, 1>& v) {
-        const T u = (v[0] - mean) / sigma;
-        return T(Kokkos::exp(T(-0.5) * u * u) / (sigma * sqrt_2pi));
-      },
-      z, x);
+  map("portalab::gaussian_pdf", exec, GaussianPdf<T>{mean, sigma}, z, x);
 }
 
 // A device function, callable from any kernel and inlined by the compiler:
@@ -84,18 +86,19 @@ KOKKOS_INLINE_FUNCTION Kokkos::pair<T, T> polar_to_cartesian(T rho, T theta) {
 }
 
 // z = distance between (rho1, theta1) and (rho2, theta2), lab 004.
+struct PolarDistance {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<T, 4>& v) const {
+    const auto p1 = polar_to_cartesian(v[0], v[1]);
+    const auto p2 = polar_to_cartesian(v[2], v[3]);
+    const T dx = p1.first - p2.first, dy = p1.second - p2.second;
+    return T(Kokkos::sqrt(dx * dx + dy * dy));
+  }
+};
 template <class Exec, class V, class Z>
 void polar_distance(const Exec& exec, const V& rho1, const V& theta1, const V& rho2,
                     const V& theta2, const Z& z) {
-  using T = typename Z::non_const_value_type;
-  map("portalab::polar_distance", exec,
-      KOKKOS_LAMBDA(const Kokkos::Array<T, 4>& v) {
-        const auto p1 = polar_to_cartesian(v[0], v[1]);
-        const auto p2 = polar_to_cartesian(v[2], v[3]);
-        const T dx = p1.first - p2.first, dy = p1.second - p2.second;
-        return T(Kokkos::sqrt(dx * dx + dy * dy));
-      },
-      z, rho1, theta1, rho2, theta2);
+  map("portalab::polar_distance", exec, PolarDistance{}, z, rho1, theta1, rho2, theta2);
 }
 
 template <class Exec>
@@ -228,6 +231,17 @@ struct BroadcastFlat {
   }
 };
 
+// Any views: z(i, j) = m(i, j) + vec(ByRow ? j : i), one index pair a thread.
+template <class M, class V, class Z, bool ByRow>
+struct BroadcastMD {
+  M m;
+  V vec;
+  Z z;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j) const {
+    z(i, j) = m(i, j) + vec(ByRow ? j : i);
+  }
+};
+
 // z(i, j) = m(i, j) + vec(by_row ? j : i). m and z contiguous, of one layout
 // (LayoutLeft or LayoutRight): a 1-D launch over their storage
 // (BroadcastFlat); a 2-D MDRangePolicy ran at 21% of the memory bandwidth on
@@ -265,9 +279,7 @@ void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec
     }
   }
   Kokkos::parallel_for(label, Range2D<Exec>(exec, {0, 0}, {rows, cols}),
-                       KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
-                         z(i, j) = m(i, j) + vec(ByRow ? j : i);
-                       });
+                       BroadcastMD<M, V, Z, ByRow>{m, vec, z});
 }
 
 // z(i, j) = m(i, j) + row(j): a row vector broadcast over every row.

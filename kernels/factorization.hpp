@@ -2,6 +2,8 @@
 // LU's factors, the identity to solve with, R out of QR's packed result.
 #pragma once
 
+#include "operators.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -59,23 +61,30 @@ void lu_summary(const Exec& exec, const LUM& LU, const IV& ipiv, const SV& summa
 // M = I (square or not).
 template <class Exec, class M>
 void set_identity(const Exec& exec, const M& m) {
-  using T = typename M::non_const_value_type;
   Kokkos::parallel_for(
       "portalab::set_identity",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>(
           exec, {0, 0}, {m.extent(0), m.extent(1)}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { m(i, j) = i == j ? T(1) : T(0); });
+      SetIdentity<M>{m});
 }
 
 // R = the upper triangle of the first R.extent(0) rows of QR, zeros below.
+template <class QRM, class RM>
+struct UpperTriangle {
+  using T = typename RM::non_const_value_type;
+  QRM qr;
+  RM r;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j) const {
+    r(i, j) = i <= j ? qr(i, j) : T(0);
+  }
+};
 template <class Exec, class QRM, class RM>
 void upper_triangle(const Exec& exec, const QRM& qr, const RM& r) {
-  using T = typename RM::non_const_value_type;
   Kokkos::parallel_for(
       "portalab::upper_triangle",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>(
           exec, {0, 0}, {r.extent(0), r.extent(1)}),
-      KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { r(i, j) = i <= j ? qr(i, j) : T(0); });
+      UpperTriangle<QRM, RM>{qr, r});
 }
 
 }  // namespace portalab::kernels

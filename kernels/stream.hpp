@@ -1,6 +1,7 @@
 // The memory-bandwidth and launch yardsticks: copy, triad, an empty kernel.
 #pragma once
 
+#include "operators.hpp"
 #include "range.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -79,32 +80,38 @@ void stream_copy(const Exec& exec, const X& x, const Z& z) {
 // float32 (about 40% of it on an H200), closer in float64.
 template <class Exec, class X, class Z>
 void stream_copy_naive(const Exec& exec, const X& x, const Z& z) {
-  Kokkos::parallel_for("portalab::stream_copy_naive", Range<Exec>(exec, 0, z.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) { z(i) = x(i); });
+  each("portalab::stream_copy_naive", exec, op::Copy{}, z, x);
 }
 
 // a = b + s·c (STREAM triad): 3·sizeof(T) bytes and 2 FLOPs per element.
 template <class Exec, class T, class A, class B, class C>
 void stream_triad(const Exec& exec, T s, const A& a, const B& b, const C& c) {
-  Kokkos::parallel_for("portalab::stream_triad", Range<Exec>(exec, 0, a.extent(0)),
-                       KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
+  each("portalab::stream_triad", exec, op::Triad<T>{s}, a, b, c);
 }
 
 // The sum of x's elements, accumulated in double.
+template <class X>
+struct SumAsDouble {
+  X x;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, double& acc) const {
+    acc += static_cast<double>(x(i));
+  }
+};
 template <class Exec, class X>
 double sum(const Exec& exec, const X& x) {
   double total = 0.0;
-  Kokkos::parallel_reduce(
-      "portalab::sum", Range<Exec>(exec, 0, x.extent(0)),
-      KOKKOS_LAMBDA(std::int64_t i, double& acc) { acc += static_cast<double>(x(i)); }, total);
+  Kokkos::parallel_reduce("portalab::sum", Range<Exec>(exec, 0, x.extent(0)),
+                          SumAsDouble<X>{x}, total);
   return total;
 }
 
 // A kernel of one iteration that does nothing: what a launch alone costs.
+struct Empty {
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t) const {}
+};
 template <class Exec>
 void empty_kernel(const Exec& exec) {
-  Kokkos::parallel_for("portalab::empty_kernel", Range<Exec>(exec, 0, 1),
-                       KOKKOS_LAMBDA(std::int64_t) {});
+  Kokkos::parallel_for("portalab::empty_kernel", Range<Exec>(exec, 0, 1), Empty{});
 }
 
 }  // namespace portalab::kernels
