@@ -1,0 +1,21 @@
+# Configures the project afresh in WORK with ARGS (and the Kokkos this build
+# uses) and checks the outcome: EXPECT_FAIL set, that configuring fails; and
+# that its output matches EXPECT (the message a user would act on).
+file(REMOVE_RECURSE "${WORK}")
+execute_process(
+  COMMAND "${CMAKE_COMMAND}" -S "${SOURCE}" -B "${WORK}" -G "${GENERATOR}"
+          "-DCMAKE_CXX_COMPILER=${CXX}" "-DKokkos_DIR=${KOKKOS_DIR}"
+          "-DKokkosKernels_DIR=${KOKKOSKERNELS_DIR}" -DPORTALAB_ENABLE_TESTS=OFF
+          -DPORTALAB_ENABLE_BENCHMARKS=OFF ${ARGS}
+  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+message("${err}")
+if(EXPECT_FAIL AND code EQUAL 0)
+  message(FATAL_ERROR "configuring with ${ARGS} succeeded; it should fail")
+elseif(NOT EXPECT_FAIL AND NOT code EQUAL 0)
+  message(FATAL_ERROR "configuring with ${ARGS} failed (exit ${code})")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not say '${EXPECT}'")
+endif()
+file(REMOVE_RECURSE "${WORK}")
