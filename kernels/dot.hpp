@@ -60,6 +60,21 @@ struct DotChunks {
   }
 };
 
+// The host's loop: a block's products summed in vector registers of Acc.
+template <class T, class Acc>
+struct HostDotBlock {
+  const T* x;
+  const T* y;
+  Acc operator()(std::int64_t lo, std::int64_t hi) const {
+    const T* const a = x;
+    const T* const b = y;
+    Acc sum = 0;
+    PORTALAB_SIMD_SUM(sum)
+    for (std::int64_t i = lo; i < hi; ++i) sum += static_cast<Acc>(a[i]) * static_cast<Acc>(b[i]);
+    return sum;
+  }
+};
+
 template <class X, class Y, class Acc>
 struct DotElements {
   X x;
@@ -76,12 +91,19 @@ struct DotElements {
 // chunks_per_item): Kokkos' Cuda reduction launches at most as many blocks as
 // a block has threads, so one element per item leaves too few loads in
 // flight (81% of the copy bandwidth at 1e8 float32 on an H200). Strided
-// views take one element per item.
+// views take one element per item. A host sums blocks in vector registers
+// (HostDotBlock).
 template <class Exec, class X, class Y, class R>
 void dot_reduce(const Exec& exec, const X& x, const Y& y, const R& result) {
   using Acc = typename R::non_const_value_type;
   using T = typename X::non_const_value_type;
   const std::int64_t n = x.extent(0);
+  if constexpr (is_host_exec_v<Exec>) {
+    if (contiguous(x, y)) {
+      reduce_blocks("portalab::dot", exec, n, HostDotBlock<T, Acc>{x.data(), y.data()}, result);
+      return;
+    }
+  }
   if (!(x.span_is_contiguous() && y.span_is_contiguous())) {
     Kokkos::parallel_reduce("portalab::dot", Range<Exec>(exec, 0, n),
                             DotElements<X, Y, Acc>{x, y}, result);

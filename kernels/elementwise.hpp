@@ -170,9 +170,11 @@ struct BroadcastFlat {
           const T* in = m.data() + k;
           T* out = z.data() + k;
           if constexpr (AlongFast) {
+            PORTALAB_SIMD
             for (std::int64_t e = 0; e < stretch; ++e) out[e] = in[e] + vec(fast + e);
           } else {
             const T b = vec(slow);
+            PORTALAB_SIMD
             for (std::int64_t e = 0; e < stretch; ++e) out[e] = in[e] + b;
           }
           k += stretch;

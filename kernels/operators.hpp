@@ -94,15 +94,19 @@ struct EachBinary {
 };
 
 // out(i) = op(a(i)) or op(a(i), b(i)) for every i of out, one index per
-// thread: a library's kernel for one operator (`map` is the tuned loop).
+// thread on a GPU: a library's kernel for one operator (`map` is the tuned
+// loop). On a host, contiguous views take the vectorised block loop, as
+// NumPy's own loop for one operator is.
 template <class Exec, class Op, class Out, class A>
 void each(const char* label, const Exec& exec, const Op& op, const Out& out, const A& a) {
+  if (host_map<false>(label, exec, op, out, a)) return;
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, out.extent(0)),
                        EachUnary<Op, Out, A>{op, out, a});
 }
 template <class Exec, class Op, class Out, class A, class B>
 void each(const char* label, const Exec& exec, const Op& op, const Out& out, const A& a,
           const B& b) {
+  if (host_map<false>(label, exec, op, out, a, b)) return;
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, out.extent(0)),
                        EachBinary<Op, Out, A, B>{op, out, a, b});
 }

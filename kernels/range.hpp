@@ -4,8 +4,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 // A loop whose trip count is a small constant, unrolled so that arrays it
 // indexes stay in registers. Only for device compilers: on a host the
@@ -17,9 +19,13 @@
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define PORTALAB_UNROLL _Pragma("unroll")
 #define PORTALAB_SIMD _Pragma("unroll")
+#define PORTALAB_SIMD_SUM(acc)
 #else
 #define PORTALAB_UNROLL
 #define PORTALAB_SIMD _Pragma("omp simd")
+// A host loop that adds into acc, vectorised in partial sums.
+#define PORTALAB_DO_PRAGMA(x) _Pragma(#x)
+#define PORTALAB_SIMD_SUM(acc) PORTALAB_DO_PRAGMA(omp simd reduction(+ : acc))
 #endif
 
 namespace portalab::kernels {
@@ -31,11 +37,112 @@ using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
 // few bytes in flight for 4-byte types: float32 kernels reached 84% of the
 // copy bandwidth on an H100 where float64 reached 100%. Four per thread, all
 // loaded before any is stored, give each thread independent loads. One on a
-// host, where the compiler vectorises the plain loop.
+// host, for views that are not contiguous (contiguous ones take host_map).
 template <class Exec>
 inline constexpr int elements_per_thread =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible ? 1
                                                                                            : 4;
+
+template <class Exec>
+inline constexpr bool is_host_exec_v =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+
+// Host spaces run the streaming kernels a block of contiguous elements per
+// work item, the block's loop over raw pointers held in locals and marked
+// `omp simd`. Called one index at a time through Kokkos' parallel loop, a
+// functor reloads its Views' pointers after every store (the store might
+// alias the functor) and its per-element bounds check is control flow: GCC
+// vectorised none of those loops (-fopt-info-vec-missed) and the kernels ran
+// at half a Numba prange loop's speed. 2048 elements: a block starts on a
+// cache line, and per-block overhead is lost in 8-16 KB of traffic; OpenMP's
+// static schedule hands each thread a contiguous run of blocks, the same
+// pages the fill (first touch) gave it.
+inline constexpr std::int64_t host_block = 2048;
+
+// body(lo, hi) over [lo, hi) for the blocks of [0, n).
+template <class Body>
+struct HostBlocks {
+  Body body;
+  std::int64_t n;
+  void operator()(std::int64_t b) const {
+    const std::int64_t lo = b * host_block;
+    body(lo, std::min(n, lo + host_block));
+  }
+};
+template <class Body, class Acc>
+struct HostBlocksReduce {
+  Body body;
+  std::int64_t n;
+  void operator()(std::int64_t b, Acc& acc) const {
+    const std::int64_t lo = b * host_block;
+    acc += body(lo, std::min(n, lo + host_block));
+  }
+};
+template <class Exec, class Body>
+void for_blocks(const char* label, const Exec& exec, std::int64_t n, const Body& body) {
+  Kokkos::parallel_for(label, Range<Exec>(exec, 0, (n + host_block - 1) / host_block),
+                       HostBlocks<Body>{body, n});
+}
+// result += Σ over blocks of body(lo, hi); result a View or a scalar.
+template <class Exec, class Body, class Result>
+void reduce_blocks(const char* label, const Exec& exec, std::int64_t n, const Body& body,
+                   const Result& result) {
+  using Acc = decltype(body(std::int64_t(), std::int64_t()));
+  Kokkos::parallel_reduce(label, Range<Exec>(exec, 0, (n + host_block - 1) / host_block),
+                          HostBlocksReduce<Body, Acc>{body, n}, result);
+}
+
+// Whether host loops may read the views through their data pointers.
+template <class... V>
+bool contiguous(const V&... v) {
+  return (v.span_is_contiguous() && ...);
+}
+
+// The element loop of map (Packed: op takes a Kokkos::Array of the inputs'
+// values) and each (op takes them as arguments) on a host. Out may be one of
+// the inputs (an operator in place): iteration i reads and writes element i
+// alone, so the simd loop carries no dependence.
+template <class Op, class T, int N, bool Packed>
+struct HostMapBlock {
+  Op op;
+  T* out;
+  Kokkos::Array<const T*, N> in;
+
+  void operator()(std::int64_t lo, std::int64_t hi) const {
+    loop(lo, hi, std::make_index_sequence<N>{});
+  }
+  template <std::size_t... A>
+  void loop(std::int64_t lo, std::int64_t hi, std::index_sequence<A...>) const {
+    T* const o = out;
+    const T* const p[N] = {in[A]...};
+    const Op f = op;
+    PORTALAB_SIMD
+    for (std::int64_t i = lo; i < hi; ++i) {
+      if constexpr (Packed)
+        o[i] = f(Kokkos::Array<T, N>{p[A][i]...});
+      else
+        o[i] = f(p[A][i]...);
+    }
+  }
+};
+
+// The host's map and each: one block loop when the views are contiguous and
+// of one value type; false when they are not (the caller's general loop).
+template <bool Packed, class Exec, class Op, class Out, class... Ins>
+bool host_map(const char* label, const Exec& exec, const Op& op, const Out& out,
+              const Ins&... ins) {
+  using T = typename Out::non_const_value_type;
+  if constexpr (!is_host_exec_v<Exec> || Out::rank != 1 ||
+                !(std::is_same_v<T, typename Ins::non_const_value_type> && ...)) {
+    return false;
+  } else {
+    if (!contiguous(out, ins...)) return false;
+    constexpr int N = sizeof...(Ins);
+    for_blocks(label, exec, static_cast<std::int64_t>(out.extent(0)),
+               HostMapBlock<Op, T, N, Packed>{op, out.data(), {ins.data()...}});
+    return true;
+  }
+}
 
 template <class Op, class Out, class In, int N, int U>
 struct MapFunctor {
@@ -66,6 +173,7 @@ template <class Exec, class Op, class Out, class In, class... Ins>
 void map(const char* label, const Exec& exec, const Op& op, const Out& out, const In& in,
          const Ins&... ins) {
   static_assert((std::is_same_v<In, Ins> && ...), "map: inputs of one View type");
+  if (host_map<true>(label, exec, op, out, in, ins...)) return;
   constexpr int N = 1 + sizeof...(Ins);
   constexpr int U = elements_per_thread<Exec>;
   const std::int64_t n = out.extent(0);
@@ -73,10 +181,6 @@ void map(const char* label, const Exec& exec, const Op& op, const Out& out, cons
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, stride),
                        MapFunctor<Op, Out, In, N, U>{op, out, {in, ins...}, n, stride});
 }
-
-template <class Exec>
-inline constexpr bool is_host_exec_v =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
 
 // Bytes of the widest vector register the host compiler targets: what the
 // build's -march allows (PORTALAB_HOST_ARCH in CMakeLists.txt), not what the

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace portalab::kernels {
 
@@ -56,9 +58,41 @@ struct CopyElements {
 // z = x: 2·sizeof(T) bytes per element, 16 bytes per access
 // (chunks_per_item's comment says why); views that cannot be read as chunks
 // (a strided or misaligned subview) are copied element by element.
+// A host's copy: each thread one memcpy of its contiguous share, as a
+// compiler makes a copy loop (LLVM turns Numba's prange copy into memcpy).
+// The C library streams large copies past the caches (non-temporal
+// stores), so the copy reads and writes each byte once instead of also
+// reading every line it writes: 1.2-1.4x a vectorised loop's rate.
+template <class T>
+struct HostCopyParts {
+  const T* x;
+  T* z;
+  std::int64_t n, parts;
+  void operator()(std::int64_t p) const {
+    const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+    if (hi > lo) std::memcpy(z + lo, x + lo, (hi - lo) * sizeof(T));
+  }
+};
+template <class Exec, class X, class Z>
+bool host_copy(const char* label, const Exec& exec, const X& x, const Z& z) {
+  using T = typename Z::non_const_value_type;
+  if constexpr (!is_host_exec_v<Exec> || Z::rank != 1 ||
+                !std::is_same_v<T, typename X::non_const_value_type>) {
+    return false;
+  } else {
+    if (!contiguous(x, z)) return false;
+    const std::int64_t parts = exec.concurrency();
+    Kokkos::parallel_for(label, Range<Exec>(exec, 0, parts),
+                         HostCopyParts<T>{x.data(), z.data(), std::int64_t(z.extent(0)), parts});
+    return true;
+  }
+}
+
+// On a host, contiguous views take host_copy.
 template <class Exec, class X, class Z>
 void stream_copy(const Exec& exec, const X& x, const Z& z) {
   using T = typename Z::non_const_value_type;
+  if (host_copy("portalab::stream_copy", exec, x, z)) return;
   const std::int64_t n = z.extent(0);
   if (!chunkable(x, z)) {
     constexpr int U = elements_per_thread<Exec>;
@@ -77,9 +111,11 @@ void stream_copy(const Exec& exec, const X& x, const Z& z) {
 
 // z = x one element per thread, as BabelStream's Kokkos port copies: on a GPU
 // too few bytes in flight per thread to reach the memory's bandwidth in
-// float32 (about 40% of it on an H200), closer in float64.
+// float32 (about 40% of it on an H200), closer in float64. On a host the
+// same loop a compiler makes of it (host_copy).
 template <class Exec, class X, class Z>
 void stream_copy_naive(const Exec& exec, const X& x, const Z& z) {
+  if (host_copy("portalab::stream_copy_naive", exec, x, z)) return;
   each("portalab::stream_copy_naive", exec, op::Copy{}, z, x);
 }
 

@@ -2,6 +2,8 @@
 
 #include "deck.hpp"
 #include "dtype.hpp"
+#include "host_blas.hpp"
+#include "kernels/dot.hpp"
 #include "kernels/library_threads.hpp"
 #include "kernels/stream.hpp"
 #include "library_probe.hpp"
@@ -21,10 +23,16 @@
 #include <fstream>
 #include <ostream>
 
+#include <unistd.h>
+
 namespace portalab {
 
 double SpaceLimits::memory_gbps() const {
   return std::max({copy_kernel_gbps, copy_deep_copy_gbps, triad_gbps});
+}
+
+double SpaceLimits::read_limit_gbps() const {
+  return read_gbps > 0 ? read_gbps : memory_gbps();
 }
 
 double SpaceLimits::transfer_gbps(const std::string& kind) const {
@@ -50,10 +58,13 @@ struct Sizes {
   int reps;
 };
 
-// The largest CPU cache, from sysfs (a server's L3 can hold 300 MB: arrays
-// that fit in it measure the cache, not the memory).
+// The largest CPU cache, from sysfs, else from the C library (cpuid): a
+// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
+// not the memory. Some virtual machines show no cache in sysfs.
 std::size_t last_level_cache_bytes() {
   std::size_t largest = 0;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
   for (int i = 0; i < 8; ++i) {
     std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
     std::size_t value = 0;
@@ -67,15 +78,19 @@ std::size_t last_level_cache_bytes() {
 }
 
 // Large enough to leave the caches and reach the plateau (host arrays at
-// least 4x the last-level cache; a GPU's L2 is tens of MB), small enough that
-// calibration takes seconds (quick) or well under 30 s (full).
-Sizes sizes_for(bool host, bool quick) {
+// least 4x the last-level cache and STREAM's default 2^25 doubles, as
+// BabelStream runs; a GPU's L2 is tens of MB), small enough that calibration
+// takes seconds (quick) or well under 30 s (full). The host gemm at a size
+// where the BLAS runs at its peak: 512 gave OpenBLAS a third of it on 16
+// cores; 2048 is near it on a few cores, 4096 on many.
+Sizes sizes_for(bool host, bool quick, int host_threads) {
   if (host) {
     const std::size_t beyond_cache = 4 * last_level_cache_bytes() / sizeof(double);
     // Three arrays: keep them within a quarter of the memory available.
     const std::size_t fits = host_available_bytes() / 4 / 3 / sizeof(double);
-    const std::size_t n = std::min(std::max<std::size_t>(1u << 23, beyond_cache), fits);
-    return quick ? Sizes{n, {}, 512, 3} : Sizes{n, {}, 2048, 10};
+    const std::size_t n = std::min(std::max<std::size_t>(1u << 25, beyond_cache), fits);
+    const std::size_t gemm_n = quick ? 1024 : host_threads > 4 ? 4096 : 2048;
+    return quick ? Sizes{n, {}, gemm_n, 5} : Sizes{n, {}, gemm_n, 10};
   }
   return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
                : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
@@ -83,17 +98,32 @@ Sizes sizes_for(bool host, bool quick) {
 
 double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
-// The median of repeated times; a limit whose repetitions disagree is noted
-// (value: a time turned into the limit's unit).
+// A limit whose repetitions disagree is noted (value: a time turned into the
+// limit's unit).
 template <class Value>
-double steady_median(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
-                     Value value) {
+void note_unsteady(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
+                   Value value) {
   if (ms.size() >= 2) {
     const auto [fast, slow] = std::minmax_element(ms.begin(), ms.end());
     if (*fast > 0 && *slow > unsteady_ratio * *fast)
       s.unsteady.push_back({limit, value(*fast), value(*slow), static_cast<int>(ms.size())});
   }
+}
+// The median of repeated times (gemm, launch).
+template <class Value>
+double steady_median(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
+                     Value value) {
+  note_unsteady(s, limit, ms, value);
   return value(summarize(ms).median);
+}
+// The fastest repetition, as STREAM and BabelStream report bandwidth: what the
+// memory can move. Rows are medians, so a busy machine's rows sit below
+// their limit instead of above a limit measured in a slow moment.
+template <class Value>
+double steady_best(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
+                   Value value) {
+  note_unsteady(s, limit, ms, value);
+  return value(summarize(ms).min);
 }
 
 template <class Space>
@@ -107,19 +137,28 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   const double copy_bytes = 2.0 * sizeof(double) * n;
   s.stream_bytes = sizeof(double) * n;
   auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
-  s.copy_kernel_gbps = steady_median(
+  s.copy_kernel_gbps = steady_best(
       s, "copy_kernel_gbps", sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
       copy_rate);
-  s.copy_deep_copy_gbps = steady_median(
+  s.copy_deep_copy_gbps = steady_best(
       s, "copy_deep_copy_gbps", sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
       copy_rate);
-  s.triad_gbps = steady_median(
+  s.triad_gbps = steady_best(
       s, "triad_gbps",
       sample_ms(e, 2, z.reps, [&] { kernels::stream_triad(exec, 3.0, a, b, c); }),
       [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
   // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
   if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
+  // Reading alone: b·c, two arrays read and nothing written.
+  Kokkos::View<double, typename Space::memory_space> dot("dot");
+  s.read_gbps = steady_best(
+      s, "read_gbps", sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, b, c, dot); }),
+      [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
+  double product = 0;
+  Kokkos::deep_copy(product, dot);
+  if (product != 2.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: read (dot) check failed", Space::name()));
 }
 
 template <class Space>
@@ -134,7 +173,7 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       Space e = exec;
       auto point = [&](const char* kind, auto&& copy) {
         s.transfers[kind].push_back(
-            {bytes, steady_median(s, fmt::format("{}_gbps at {} bytes", kind, bytes),
+            {bytes, steady_best(s, fmt::format("{}_gbps at {} bytes", kind, bytes),
                                   sample_ms(e, 1, z.reps, copy), [&](double ms) {
                                     return gbps(static_cast<double>(bytes), ms);
                                   })});
@@ -166,6 +205,10 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
     exec.fence();
     // Named as result rows name it ("OpenBLAS", not Kokkos Kernels' "BLAS").
     s.gemm_library[std::string(dtype_name<T>())] = vendor_library(recorder.library());
+    if (s.host && recorder.library() == "BLAS") {
+      s.gemm_kernels = host_blas_kernels().describe();
+      s.gemm_kernels_warning = host_blas_kernels().warning;
+    }
   }
   Space e = exec;
   s.gemm_gflops[std::string(dtype_name<T>())] =
@@ -212,7 +255,8 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     SpaceLimits s;
     s.space = name;
     s.host = is_host_space_v<Space>;
-    const Sizes z = sizes_for(s.host, options.quick);
+    if (s.host) s.cache_bytes = last_level_cache_bytes();
+    const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency());
     const Space exec;
     say(name + ": copy and triad bandwidth");
     measure_stream(exec, s, z);
@@ -251,10 +295,14 @@ nlohmann::json to_json(const Calibration& c) {
                       {"copy_kernel_gbps", s.copy_kernel_gbps},
                       {"copy_deep_copy_gbps", s.copy_deep_copy_gbps},
                       {"triad_gbps", s.triad_gbps},
+                      {"read_gbps", s.read_gbps},
                       {"stream_bytes", s.stream_bytes},
+                      {"cache_bytes", s.cache_bytes},
                       {"transfers", transfers},
                       {"gemm_gflops", s.gemm_gflops},
                       {"gemm_library", s.gemm_library},
+                      {"gemm_kernels", s.gemm_kernels},
+                      {"gemm_kernels_warning", s.gemm_kernels_warning},
                       {"gemm_n", s.gemm_n},
                       {"launch_us", s.launch_us},
                       {"unsteady", unsteady}});
@@ -276,13 +324,17 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
       s.copy_kernel_gbps = js.at("copy_kernel_gbps").get<double>();
       s.copy_deep_copy_gbps = js.at("copy_deep_copy_gbps").get<double>();
       s.triad_gbps = js.at("triad_gbps").get<double>();
+      s.read_gbps = js.value("read_gbps", 0.0);  // files before it was measured lack it
       s.stream_bytes = js.at("stream_bytes").get<std::size_t>();
+      s.cache_bytes = js.value("cache_bytes", std::size_t{0});
       for (const auto& [kind, t] : js.at("transfers").items())
         for (const auto& p : t.at("sweep"))
           s.transfers[kind].push_back({p.at("bytes").get<std::size_t>(), p.at("gbps").get<double>()});
       s.gemm_gflops = js.at("gemm_gflops").get<std::map<std::string, double>>();
       s.gemm_library = js.at("gemm_library").get<std::map<std::string, std::string>>();
       s.gemm_n = js.at("gemm_n").get<std::size_t>();
+      s.gemm_kernels = js.value("gemm_kernels", std::string());
+      s.gemm_kernels_warning = js.value("gemm_kernels_warning", std::string());
       s.launch_us = js.at("launch_us").get<double>();
       if (js.contains("unsteady"))  // files written before it was recorded lack it
         for (const auto& u : js.at("unsteady"))
@@ -300,8 +352,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
 std::string format_calibration(const Calibration& c) {
   std::string out = fmt::format(
       "\nmachine limits ({} calibration, {:.1f} s; bandwidths count bytes read + written)\n"
-      "{:<8} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>10}\n",
-      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "h2d pageab", "h2d pinned",
+      "{:<8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>10}\n",
+      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "read", "h2d pageab", "h2d pinned",
       "d2h pageab", "d2h pinned", "sgemm GFLOP/s", "dgemm GFLOP/s", "launch µs");
   for (const auto& s : c.spaces) {
     auto t = [&](const char* kind) {
@@ -313,12 +365,21 @@ std::string format_calibration(const Calibration& c) {
                  ? std::string("-")
                  : fmt::format("{:.0f} {}", it->second, s.gemm_library.at(dtype));
     };
-    out += fmt::format("{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>11} {:>11} {:>11} {:>11} {:>13} "
+    out += fmt::format("{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} "
                        "{:>13} {:>10.2f}\n",
                        s.space, s.copy_kernel_gbps, s.copy_deep_copy_gbps, s.triad_gbps,
+                       s.read_gbps > 0 ? fmt::format("{:.1f}", s.read_gbps) : std::string("-"),
                        t("h2d_pageable"), t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"),
                        g("float32"), g("float64"), s.launch_us);
   }
+  // The host BLAS once, with the kernels it chose (all host spaces call it).
+  for (const auto& s : c.spaces)
+    if (!s.gemm_kernels.empty()) {
+      out += fmt::format("  host gemm: {} at n = {}\n", s.gemm_kernels, s.gemm_n);
+      if (!s.gemm_kernels_warning.empty())
+        out += fmt::format("  WARNING {}\n", s.gemm_kernels_warning);
+      break;
+    }
   for (const auto& s : c.spaces)
     for (const auto& u : s.unsteady)
       out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "

@@ -32,22 +32,35 @@ struct Unsteady {
 struct SpaceLimits {
   std::string space;
   bool host = true;
-  // Bytes read plus bytes written per second within the space's memory.
+  // Bytes read plus bytes written per second within the space's memory, from
+  // the fastest repetition (as STREAM reports).
   double copy_kernel_gbps = 0.0;     // a parallel_for copy
   double copy_deep_copy_gbps = 0.0;  // Kokkos::deep_copy (memcpy / cudaMemcpy)
   double triad_gbps = 0.0;           // a = b + s*c
+  // Bytes read per second by a kernel that writes nothing (a dot of two
+  // arrays): the limit of read-only kernels, which move no written lines
+  // (a copy's stores also read each line they write, unless streamed).
+  // 0 in files written before it was measured.
+  double read_gbps = 0.0;
   std::size_t stream_bytes = 0;      // size of each array of those: beyond the last cache
+  std::size_t cache_bytes = 0;       // host spaces: the last-level cache; 0 unknown
   // Host<->device, device spaces only: sizes swept, and the best of each.
   std::map<std::string, std::vector<TransferPoint>> transfers;  // "h2d_pinned", ...
   // Vendor gemm, GFLOP/s by dtype, with the library that ran (from its region name).
   std::map<std::string, double> gemm_gflops;
   std::map<std::string, std::string> gemm_library;
+  // Host spaces: the BLAS and the kernels it chose, and a warning where they
+  // are narrower than the CPU's vectors (host_blas.hpp).
+  std::string gemm_kernels, gemm_kernels_warning;
   std::size_t gemm_n = 0;
   double launch_us = 0.0;  // an empty kernel: launch and fence, median
   std::vector<Unsteady> unsteady;  // limits not to be trusted
 
   // The memory-bandwidth limit: the best of copy, memcpy and triad.
   double memory_gbps() const;
+  // The limit of read-only kernels: read_gbps, or memory_gbps() where it was
+  // not measured (an older calibration file).
+  double read_limit_gbps() const;
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
 };
 

@@ -13,16 +13,19 @@
 namespace portalab {
 
 // What limits an experiment, and so which calibrated limit its rate is held
-// to: memory (GB/s against the copy bandwidth), compute (GFLOP/s against the
+// to: memory (GB/s against the copy bandwidth), read (a kernel that reads and
+// writes nothing back: GB/s against the read bandwidth, which a copy's write
+// traffic keeps a copy from reaching), compute (GFLOP/s against the
 // vendor gemm rate of its type), transfer (GB/s against host<->device copies
 // both ways at once), peer and peer_duplex (GB/s against the copy engines
 // between two GPUs, one way or both at once), collective (bus GB/s against
 // the allreduce calibrated among the run's ranks).
-enum class Bound { memory, compute, transfer, peer, peer_duplex, collective };
+enum class Bound { memory, read, compute, transfer, peer, peer_duplex, collective };
 
 constexpr std::string_view to_string(Bound b) {
   switch (b) {
     case Bound::memory: return "memory";
+    case Bound::read: return "read";
     case Bound::compute: return "compute";
     case Bound::transfer: return "transfer";
     case Bound::peer: return "peer";

@@ -1,8 +1,10 @@
 #include "provenance.hpp"
+
 #include "comm.hpp"
 
 #include "build_info.hpp"
 #include "deck.hpp"
+#include "host_blas.hpp"
 #include "kernels/library_threads.hpp"
 #include "library_probe.hpp"
 #include "spaces.hpp"
@@ -179,6 +181,9 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"blas", vendor_library("BLAS")},
         {"lapack", vendor_library("LAPACK")},
         {"blas_threads", kernels::LibraryThreadControl::instance().describe()},
+        // The kernels the BLAS chose at run time, and a warning where they
+        // are narrower than the CPU's vectors.
+        {"blas_kernels", to_json(host_blas_kernels())},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",

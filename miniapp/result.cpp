@@ -1,5 +1,6 @@
 #include "result.hpp"
 
+#include "host_blas.hpp"
 #include "spaces.hpp"
 
 #include <fmt/format.h>
@@ -134,6 +135,7 @@ std::string to_string(const Parameters& p) {
 std::string_view Limit::kind() const {
   switch (bound) {
     case Bound::memory: return "memory";
+    case Bound::read: return "read";
     case Bound::compute: return "gemm";
     case Bound::transfer: return "duplex";
     case Bound::peer: return "peer";
@@ -493,10 +495,17 @@ std::string format_table(std::span<const Result> results, const std::string& exp
                          first.limit.kind());
     // The memory limit is calibrated on arrays far larger than the caches.
     if (std::any_of(rows.begin(), rows.end(), [](const Result* r) {
-          return r->pct_of_limit > 1.05 && r->limit.bound == Bound::memory;
+          return r->pct_of_limit > 1.05 &&
+                 (r->limit.bound == Bound::memory || r->limit.bound == Bound::read);
         }))
       out += "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
              "was measured on\n";
+    // Rows the host BLAS or LAPACK served with kernels narrower than the CPU's.
+    const HostBlasKernels& blas = host_blas_kernels();
+    if (!blas.warning.empty() && std::any_of(rows.begin(), rows.end(), [&](const Result* r) {
+          return !r->library.empty() && blas.library.rfind(r->library, 0) == 0;
+        }))
+      out += fmt::format("  WARNING {}\n", blas.warning);
   }
   return out;
 }

@@ -83,6 +83,7 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& c
       r.limit.value = per_rank * (lim.gemm_gflops.count(r.dtype) ? lim.gemm_gflops.at(r.dtype) : 0.0);
       break;
     case Bound::memory: r.limit.value = per_rank * lim.memory_gbps(); break;
+    case Bound::read: r.limit.value = per_rank * lim.read_limit_gbps(); break;
     case Bound::peer: r.limit.value = cal.links.peer_gbps(r.ranks, false); break;
     case Bound::peer_duplex: r.limit.value = cal.links.peer_gbps(r.ranks, true); break;
     case Bound::collective: r.limit.value = cal.links.allreduce_busbw(r.space, r.ranks); break;

@@ -119,6 +119,7 @@ class Dot {
     .summary = "x.y (lab 002): Kokkos Kernels, the vendor BLAS, a Kokkos reduction in T or float64",
     .default_sizes = {1'000'000},
     .default_dtypes = {"float32"},
+    .bound = Bound::read,  // two arrays read, nothing written
 });
 
 }  // namespace

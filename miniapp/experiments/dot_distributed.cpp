@@ -119,6 +119,7 @@ class DotDistributed {
                "strong or weak scaling, efficiency against one rank",
     .default_sizes = {1000000, 100000000},
     .default_dtypes = {"float32"},
+    .bound = Bound::read,  // each rank reads its two slices; the allreduce moves bytes
     .parameters = {{.name = "scaling",
                     .default_value = strong,
                     .min = 0,
