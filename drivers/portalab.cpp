@@ -22,6 +22,7 @@
 #include "runner.hpp"
 #include "watchdog.hpp"
 #include "spaces.hpp"
+#include "suggest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -34,7 +35,6 @@
 #include <functional>
 #include <filesystem>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 namespace {
@@ -74,11 +74,15 @@ void list_decks() {
   for (const auto& d : decks) fmt::print("{:<{}}  {}\n", d.name, width, d.summary);
 }
 
-// The spaces a deck's plans name.
+// The spaces a deck's plans name, in the order compiled (the order they run).
 std::vector<std::string> spaces_used(const portalab::Deck& deck) {
-  std::set<std::string> used;
-  for (const auto& plan : deck.plans) used.insert(plan.spaces.begin(), plan.spaces.end());
-  return {used.begin(), used.end()};
+  std::vector<std::string> used;
+  for (const auto& space : portalab::enabled_space_names())
+    if (std::any_of(deck.plans.begin(), deck.plans.end(), [&](const portalab::ExperimentPlan& p) {
+          return std::find(p.spaces.begin(), p.spaces.end(), space) != p.spaces.end();
+        }))
+      used.push_back(space);
+  return used;
 }
 
 portalab::Calibration read_calibration(const std::string& path) {
@@ -201,7 +205,10 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
     // A dry run measures and writes nothing: --out is left alone.
     if (out && root && !dry) portalab::check_output_dir(*out);  // before anything is measured
   });
-  if (dry) return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
+  if (dry) {
+    if (out && root) fmt::print(stderr, "warning: --out {}: a dry run writes nothing; ignored\n", *out);
+    return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
+  }
   portalab::install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
@@ -216,8 +223,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   if (root)
     fmt::print(stderr, "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "
                        "in {:.1f} ms\n",
-               portalab::build_commit(), deck.path, entries,
-               fmt::join(portalab::enabled_space_names(), ","),
+               portalab::build_commit(), deck.path, entries, fmt::join(spaces_used(deck), ","),
                all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
                init_ms);
 
@@ -287,15 +293,11 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
   return 0;
 }
 
-int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& spaces,
+int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& given,
               bool quick, const std::vector<std::string>& command, int& kokkos_argc,
               char** kokkos_argv) {
-  const auto compiled = portalab::enabled_space_names();
-  for (const auto& s : spaces)
-    if (std::find(compiled.begin(), compiled.end(), s) == compiled.end())
-      throw portalab::InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
-                                             "available: [{}]",
-                                             s, fmt::join(compiled, ", ")));
+  // The rule of `run --spaces` and of a deck's spaces.
+  const auto spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
   const bool root = portalab::world().rank() == 0;
   checked_on_every_rank([&] {
     if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
@@ -344,6 +346,76 @@ int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& c
   return 0;
 }
 
+// The first word that is no option: the command (portalab's own options
+// take no value); "" when there is none.
+std::string command_word(const std::vector<char*>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i)
+    if (args[i][0] != '-') return args[i];
+  return {};
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+// Why `word` names no command ("" when it names one): CLI11 would say "A
+// subcommand is required" of a mistyped one.
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  const auto names = command_names(app);
+  if (word.empty())
+    return fmt::format("a command is required: one of {} (`portalab help` describes them)",
+                       fmt::join(names, ", "));
+  if (std::find(names.begin(), names.end(), word) != names.end()) return {};
+  return fmt::format("'{}' is not a portalab command ({}){}", word, fmt::join(names, ", "),
+                     portalab::did_you_mean(word, names));
+}
+
+// What a command was given and does not take, said with the nearest option
+// (CLI11 says "The following argument was not expected").
+std::string not_expected(const CLI::App& app, const std::string& word) {
+  const CLI::App* sub = word.empty() ? nullptr : app.get_subcommand(word);
+  const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
+  const auto extras = command.remaining();
+  const std::string name = &command == &app ? std::string("portalab") : command.get_name();
+  const std::string help = &command == &app
+                               ? std::string("`portalab help` lists what it takes")
+                               : fmt::format("`portalab help {}` lists what it takes", name);
+  for (const auto& extra : extras) {
+    if (extra.empty() || extra[0] != '-') continue;
+    std::vector<std::string> options;
+    for (const CLI::Option* o : command.get_options())
+      for (const auto& long_name : o->get_lnames()) options.push_back("--" + long_name);
+    return fmt::format("{}: unknown option '{}' ({}){}", name, extra, help,
+                       portalab::did_you_mean(extra.substr(0, extra.find('=')), options));
+  }
+  return fmt::format("{}: '{}' was not expected ({})", name, fmt::join(extras, " "), help);
+}
+
+// What this build and machine allow the --kokkos-* options and variables.
+portalab::KokkosOptionLimits kokkos_option_limits(const std::vector<char*>& kokkos_args) {
+  portalab::KokkosOptionLimits limits;
+  limits.max_threads = portalab::kokkos_thread_limit();
+  const auto compiled = portalab::enabled_space_names();
+  auto has = [&](const char* space) {
+    return std::find(compiled.begin(), compiled.end(), space) != compiled.end();
+  };
+  limits.openmp = has("OpenMP");
+  limits.host_threads = has("OpenMP") || has("Threads") || has("HPX");
+  limits.device_space = std::any_of(compiled.begin(), compiled.end(),
+                                    [](const std::string& s) { return !portalab::is_host_space(s); });
+  // The device runtime is asked only where a device is chosen.
+  if (limits.device_space &&
+      (std::getenv("KOKKOS_DEVICE_ID") || std::getenv("KOKKOS_VISIBLE_DEVICES") ||
+       std::any_of(kokkos_args.begin() + 1, kokkos_args.end() - 1, [](const char* a) {
+         return std::string_view(a).rfind("--kokkos-device-id", 0) == 0;
+       })))
+    limits.device_count = portalab::visible_device_count();
+  return limits;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,6 +444,14 @@ int main(int argc, char** argv) {
                "execution space. Options --kokkos-* are passed to Kokkos."};
   app.require_subcommand(1);
   app.set_version_flag("--version", portalab::build_commit());
+  // Every error said alike: "error: ..." and where help is.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("error: {} (`portalab help COMMAND` describes a command)\n", e.what());
+  });
+  app.footer("`portalab help COMMAND` (or `portalab COMMAND --help`) describes a command.\n"
+             "Exit codes: 0 every check passed; 1 a check failed or an entry raised an error; "
+             "2 bad input (command line, deck, --kokkos-* options); 3 an unexpected error; 4 "
+             "nothing was measured; 128 + N stopped by signal N.");
 
   auto* run_cmd = app.add_subcommand("run", "run the experiments of an input deck");
   std::string deck_path;
@@ -383,10 +463,11 @@ int main(int argc, char** argv) {
                       "NAME, NAME.toml, then in the installed decks")
       ->required();
   run_cmd->add_option("--out", out, "directory for results.csv and results.json");
-  run_cmd->add_option("--spaces", spaces, "execution spaces to run, e.g. Serial,Cuda")
+  run_cmd->add_option("--spaces", spaces, "execution spaces to run, e.g. Serial,Cuda (each once)")
       ->delimiter(',');
   run_cmd->add_option("--set", overrides.set,
-                      "override a deck value: experiment.key=value or key=value (repeatable)");
+                      "override a deck value: experiment.key=value or key=value (repeatable; "
+                      "the last for a key wins)");
   std::optional<std::string> calibration_path;
   run_cmd->add_option("--calibration,--limits", calibration_path,
                       "limits from `portalab calibrate --out FILE` instead of measuring them");
@@ -399,24 +480,63 @@ int main(int argc, char** argv) {
   std::vector<std::string> cal_spaces;
   bool cal_quick = false;
   cal_cmd->add_option("--out", cal_out, "write the limits to this JSON file");
-  cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure (default: all compiled)")
+  cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure, each once (default: all compiled)")
       ->delimiter(',');
   cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
   bool names_only = false;
-  list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
+  auto* names_flag = list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
   bool decks_only = false;
-  list_cmd->add_flag("--decks", decks_only,
-                     "the decks `portalab run NAME` can name, with their first comment line");
+  list_cmd
+      ->add_flag("--decks", decks_only,
+                 "the decks `portalab run NAME` can name, with their first comment line")
+      ->excludes(names_flag);
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
+  auto* help_cmd = app.add_subcommand("help", "describe portalab, or one command: portalab help run");
+  std::string help_topic;
+  help_cmd->add_option("command", help_topic, "the command to describe");
 
+  const bool root = portalab::world().rank() == 0;
+  auto bad_input = [&](const std::string& what) {
+    if (root) fmt::print(stderr, "error: {}\n", what);
+    return exit_bad_input;
+  };
+  const std::string word = command_word(ours);
+  const bool asks_help_or_version = std::any_of(ours.begin() + 1, ours.end(), [](const char* a) {
+    return std::string_view(a) == "-h" || std::string_view(a) == "--help" ||
+           std::string_view(a) == "--version";
+  });
+  if (const std::string problem = unknown_command(app, word);
+      !problem.empty() && !(word.empty() && asks_help_or_version))
+    return bad_input(problem);
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
+  } catch (const CLI::ExtrasError&) {
+    return bad_input(not_expected(app, word));
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : exit_bad_input;
   }
   if (!spaces.empty()) overrides.spaces = spaces;
+  // list and help start no Kokkos: an option for it would be ignored.
+  if (kokkos_argc > 1 && (*list_cmd || *help_cmd))
+    return bad_input(fmt::format(
+        "'{}': cannot apply: `portalab {}` does not start Kokkos; --kokkos-* options apply to "
+        "run, calibrate and info",
+        kokkos_args[1], word));
+
+  if (*help_cmd) {  // as git and cmake do: the whole, or one command
+    if (help_topic.empty()) {
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+      return 0;
+    }
+    if (const std::string problem = unknown_command(app, help_topic); !problem.empty())
+      return bad_input("help: " + problem);
+    const CLI::App* topic = app.get_subcommand(help_topic);
+    std::cout << topic->get_formatter()->make_help(topic, app.get_name() + " " + help_topic,
+                                                    CLI::AppFormatMode::Normal);
+    return 0;
+  }
 
   try {
     if (*list_cmd) {
@@ -426,19 +546,12 @@ int main(int argc, char** argv) {
         list_experiments(names_only);
       return 0;
     }
-    // Kokkos aborts, or crashes, on options it cannot use: checked first.
-    portalab::KokkosOptionLimits limits;
-    limits.max_threads = portalab::kokkos_thread_limit();
-    // Asked of the device runtime only where an id is given.
-    if (std::getenv("KOKKOS_DEVICE_ID") ||
-        std::any_of(kokkos_args.begin() + 1, kokkos_args.end() - 1, [](const char* a) {
-          return std::string_view(a).rfind("--kokkos-device-id", 0) == 0;
-        }))
-      limits.device_count = portalab::visible_device_count();
-    const auto compiled = portalab::enabled_space_names();
-    limits.openmp = std::find(compiled.begin(), compiled.end(), "OpenMP") != compiled.end();
-    portalab::check_kokkos_options({kokkos_args.begin() + 1, kokkos_args.end() - 1},
-                                   [](const char* name) { return std::getenv(name); }, limits);
+    // Kokkos aborts, or crashes, on options it cannot use, and ignores those
+    // that cannot apply: checked first.
+    for (const auto& warning : portalab::check_kokkos_options(
+             {kokkos_args.begin() + 1, kokkos_args.end() - 1},
+             [](const char* name) { return std::getenv(name); }, kokkos_option_limits(kokkos_args)))
+      if (root) fmt::print(stderr, "warning: {}\n", warning);
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());

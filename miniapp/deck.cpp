@@ -1,6 +1,8 @@
 #include "deck.hpp"
 
+#include "deck_search.hpp"
 #include "hash.hpp"
+#include "suggest.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -229,6 +231,17 @@ std::string type_of(const toml::node& node) {
   }
 }
 
+// What refuses a list's item, in a deck and on the command line alike (one
+// rule for both: a name listed twice is refused, never merged).
+std::string not_one_of(std::string_view context, std::string_view given,
+                       const std::vector<std::string>& allowed) {
+  return fmt::format("{}: '{}' is not one of [{}]{}", context, given, fmt::join(allowed, ", "),
+                     did_you_mean(given, allowed));
+}
+std::string listed_twice(std::string_view context, std::string_view given) {
+  return fmt::format("{}: '{}' is listed twice", context, given);
+}
+
 // A string or a list of strings, each one of `allowed` (compared by `match`).
 template <class Match>
 std::vector<std::string> strings(const toml::node& node, std::string_view context,
@@ -247,10 +260,9 @@ std::vector<std::string> strings(const toml::node& node, std::string_view contex
       fail(*item, fmt::format("{} expects a string or a list of strings, one of [{}]; got {}",
                               context, fmt::join(allowed, ", "), type_of(*item)));
     const std::string found = match(*s);
-    if (found.empty())
-      fail(*item, fmt::format("{}: '{}' is not one of [{}]", context, *s, fmt::join(allowed, ", ")));
+    if (found.empty()) fail(*item, not_one_of(context, *s, allowed));
     if (std::find(out.begin(), out.end(), found) != out.end())
-      fail(*item, fmt::format("{}: '{}' is listed twice", context, *s));
+      fail(*item, listed_twice(context, *s));
     out.push_back(found);
   }
   return out;
@@ -455,16 +467,16 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
                 std::string_view context) {
   for (auto&& [k, v] : table)
     if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
-      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]", k.str(), context,
-                          fmt::join(allowed, ", ")));
+      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]{}", k.str(), context,
+                          fmt::join(allowed, ", "), did_you_mean(k.str(), allowed)));
 }
 
 }  // namespace
 
 std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(fmt::format("{}: a folder, not {}", path, what));
+  // What is there first: a pipe would block the open, a device be read.
+  if (const InputPath found = inspect_input_path(path); found.kind != InputPath::file)
+    throw InputError(fmt::format("{}: {}", path, found.describe(what)));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
@@ -509,6 +521,8 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   } catch (const toml::parse_error& e) {
     throw InputError(fmt::format("{}: invalid TOML: {}", where(e.source()), e.description()));
   }
+  // In order: a key set again takes the later value, so that a script's
+  // defaults (`--set warmups=1` in profile.sbatch) can be overridden.
   for (const auto& o : overrides.set) apply_override(root, o);
 
   // Globals first, then each experiment table in the deck's order.
@@ -520,15 +534,15 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       if (!catalog.find(key)) {
         std::vector<std::string> known;
         for (const auto& e : catalog.experiments) known.push_back(e.name);
-        fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]", key,
-                            fmt::join(known, ", ")));
+        fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]{}", key,
+                                     fmt::join(known, ", "), did_you_mean(key, known)));
       }
       tables.emplace_back(key, t);
     } else {
       if (std::find(global_keys().begin(), global_keys().end(), key) == global_keys().end())
         fail(k.source(), fmt::format("unknown key '{}' at the top of the deck; expected one of [{}] or an "
-                            "[experiment] table",
-                            key, fmt::join(global_keys(), ", ")));
+                            "[experiment] table{}",
+                            key, fmt::join(global_keys(), ", "), did_you_mean(key, global_keys())));
       globals[key] = &v;
     }
   }
@@ -596,16 +610,8 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     for (auto& plan : deck.plans) plan.reps = reps;
   }
   if (overrides.spaces) {
-    std::vector<std::string> chosen;
-    for (const auto& s : *overrides.spaces) {
-      const std::string c = canonical_space(catalog, s);
-      if (c.empty())
-        throw InputError(fmt::format("--spaces: '{}' is not compiled into this Kokkos; "
-                                     "available: [{}]",
-                                     s, fmt::join(catalog.spaces, ", ")));
-      chosen.push_back(c);
-    }
-    for (auto& plan : deck.plans) plan.spaces = in_compiled_order(catalog, chosen);
+    const auto chosen = spaces_option(*overrides.spaces, catalog);
+    for (auto& plan : deck.plans) plan.spaces = chosen;
   }
   // Pinned copies run in device spaces only: a plan of pinned copies and
   // host spaces alone would run nothing, and say nothing.
@@ -627,8 +633,22 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   return deck;
 }
 
+std::vector<std::string> spaces_option(const std::vector<std::string>& given,
+                                       const Catalog& catalog) {
+  constexpr std::string_view context = "--spaces (spaces compiled into this Kokkos)";
+  std::vector<std::string> chosen;
+  for (const auto& s : given) {
+    const std::string c = canonical_space(catalog, s);
+    if (c.empty()) throw InputError(not_one_of(context, s, catalog.spaces));
+    if (std::find(chosen.begin(), chosen.end(), c) != chosen.end())
+      throw InputError(listed_twice(context, s));
+    chosen.push_back(c);
+  }
+  return in_compiled_order(catalog, chosen);
+}
+
 Deck load_deck(const std::string& path, const Catalog& catalog, const DeckOverrides& overrides) {
-  return parse_deck(read_bounded(path, max_deck_bytes, "a deck"), path, catalog, overrides);
+  return parse_deck(read_bounded(path, max_deck_bytes, "a deck file"), path, catalog, overrides);
 }
 
 }  // namespace portalab

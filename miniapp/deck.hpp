@@ -68,11 +68,17 @@ Deck load_deck(const std::string& path, const Catalog& catalog,
 Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
                 const DeckOverrides& overrides = {});
 
+// --spaces A,B of `run` and `calibrate`, checked as a deck's spaces are:
+// each compiled in (any case), none listed twice; Kokkos' spelling, in the
+// catalog's order. InputError starting "--spaces" otherwise.
+std::vector<std::string> spaces_option(const std::vector<std::string>& given,
+                                       const Catalog& catalog);
+
 std::string content_hash(std::string_view bytes);
 
 // A file's bytes, at most max_bytes + 1 of them (the caller refuses a file
-// past its limit without reading /dev/zero or an endless pipe whole).
-// InputError naming the file when it cannot be read or is a folder.
+// past its limit). InputError naming the file and why when it is no regular
+// file that can be read (a folder, a device, a pipe: inspect_input_path).
 std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what);
 // InputError "path:line:column: nested more than max_depth levels deep" for
 // JSON text nested deeper: nlohmann::json recurses once per level.

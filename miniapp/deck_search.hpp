@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace portalab {
@@ -19,12 +20,27 @@ namespace portalab {
 // for the executable at `executable`; only folders that exist.
 std::vector<std::filesystem::path> deck_folders(const std::filesystem::path& executable);
 
+// What stands at a path that input (a deck, a calibration file) is to be
+// read from, without reading it: checked first, so that a folder, a device,
+// a pipe or an unreadable file is named for what it is.
+struct InputPath {
+  enum Kind { file, missing, folder, other } kind;  // file: a regular file that can be read
+  std::string reason;  // why it is not one: "a folder", "a named pipe (FIFO)", ...; "" for a file
+  bool wrong_type = false;  // reason names what is there instead of a file
+
+  // The reason, for input that was to be `what`: "a folder, not a deck file".
+  std::string describe(std::string_view what) const;
+};
+InputPath inspect_input_path(const std::filesystem::path& path);
+
 // The running executable (/proc/self/exe); empty where it cannot be read.
 std::filesystem::path executable_path();
 
 // The deck that `arg` names, searched as above with `folders` for steps 3 and
-// 4. Returns `arg` itself when found as given. Throws InputError listing
-// every place it looked, in order, when none holds it.
+// 4. Returns `arg` itself when found as given. A folder or nothing at a place
+// goes on to the next; anything else there (a device, a pipe, a broken link,
+// an unreadable file) ends the search with its reason. Throws InputError
+// listing every place it looked, in order, when none holds a deck.
 std::string find_deck(const std::string& arg, const std::vector<std::filesystem::path>& folders);
 
 struct DeckListing {

@@ -14,8 +14,10 @@ namespace portalab {
 
 struct KokkosOptionLimits {
   int max_threads = 1;        // threads the run may start (kokkos_thread_limit)
-  int device_count = -1;      // devices visible; -1: none compiled in, ids not checked
+  int device_count = -1;      // devices the runtime sees; -1 not known (ids not checked)
   bool openmp = true;         // OpenMP compiled in: OMP_NUM_THREADS is checked too
+  bool device_space = false;  // a device space (Cuda, HIP, SYCL) compiled in
+  bool host_threads = true;   // a host space of several threads (OpenMP, Threads, HPX)
 };
 
 // The most threads a Kokkos host space may be asked for on this machine: 16
@@ -25,9 +27,14 @@ int kokkos_thread_limit();
 
 // args: the --kokkos-* arguments as given; getenv: the environment (a
 // parameter so that tests and fuzzers give their own). Throws InputError
-// naming the option or variable and what it expects.
-void check_kokkos_options(const std::vector<std::string>& args,
-                          const std::function<const char*(const char*)>& getenv,
-                          const KokkosOptionLimits& limits);
+// naming the option or variable and what it expects: for a value Kokkos
+// would abort or crash on, or misread; an option it no longer reads or that
+// cannot apply to this build (a device id without a device space); an
+// option given twice. Returns warnings, each naming its option or variable,
+// for what Kokkos would ignore: a variable that cannot apply to this build
+// (it may be set for every program of a site), a setting another overrides.
+std::vector<std::string> check_kokkos_options(
+    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
+    const KokkosOptionLimits& limits);
 
 }  // namespace portalab

@@ -1,6 +1,5 @@
 #include "spaces.hpp"
 
-#include <cstdlib>
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
 #endif
@@ -24,7 +23,6 @@ bool is_host_space(std::string_view name) {
 
 int visible_device_count() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  if (std::getenv("KOKKOS_VISIBLE_DEVICES")) return -1;  // Kokkos' own list: not checked
   int count = 0;
   // No device, no driver: 0, and any --kokkos-device-id is refused.
   if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;

@@ -62,8 +62,8 @@ std::vector<std::string> enabled_space_names();
 // Kokkos' own spelling of a space given in any case, or "" if not compiled.
 std::string canonical_space_name(std::string_view name);
 
-// Devices a --kokkos-device-id may name, asked of the runtime before Kokkos
-// starts; -1 when no device space is compiled in (ids are then not checked).
+// Devices the runtime sees, asked before Kokkos starts (KOKKOS_VISIBLE_DEVICES
+// and --kokkos-device-id choose among them); -1 where not known (no Cuda).
 int visible_device_count();
 
 // True for a compiled space whose memory is the host's (by name).

@@ -73,7 +73,20 @@ if(NOT out MATCHES "share/portalab/inputs" OR out MATCHES "${SOURCE}/inputs")
   fail("list --decks should search the installed decks only:\n${out}")
 endif()
 
-# A deck by name, from a folder that has none, at small sizes.
+# A mistyped command is named with the nearest; help describes a command.
+execute_process(COMMAND ${prefix}/bin/portalab runn lab6-vector WORKING_DIRECTORY ${elsewhere}
+                RESULT_VARIABLE rc ERROR_VARIABLE e OUTPUT_QUIET)
+if(NOT rc EQUAL 2 OR NOT e MATCHES "'runn' is not a portalab command.*did you mean 'run'")
+  fail("`portalab runn` exited ${rc}, without naming the command and the nearest:\n${e}")
+endif()
+run_ok(${prefix}/bin/portalab help run)
+if(NOT out MATCHES "--dry-run")
+  fail("`portalab help run` does not describe run's options:\n${out}")
+endif()
+
+# A deck by name, from a folder that has none (a folder of that name is no
+# deck, and is passed over), at small sizes.
+file(MAKE_DIRECTORY ${elsewhere}/lab6-vector)
 run_ok(${CMAKE_COMMAND} -E env OMP_NUM_THREADS=2 OMP_PROC_BIND=false
        ${prefix}/bin/portalab run lab6-vector --set calibrate=none --set reps=2
        --set warmups=0 --set vector_poly.sizes=[1000] --set stream_copy.sizes=[1000]
@@ -96,6 +109,9 @@ if(NOT out MATCHES "estimated total: [^\n]* for ${CMAKE_MATCH_1} entries")
 endif()
 if(EXISTS ${elsewhere}/dry)
   fail("the dry run wrote ${elsewhere}/dry")
+endif()
+if(NOT err MATCHES "warning: --out dry: a dry run writes nothing")
+  fail("the dry run did not say that --out is not used:\n${err}")
 endif()
 
 # Every installed script answers --help; modules and sourced files are not

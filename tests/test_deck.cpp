@@ -4,10 +4,12 @@
 #include "experiment.hpp"
 #include "kokkos_options.hpp"
 #include "spaces.hpp"
+#include "suggest.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 using portalab::CopyMode;
@@ -318,7 +320,7 @@ TEST(Deck, PinnedCopiesOnHostSpacesAloneAreRefused) {
 
 // --kokkos-* options and the variables Kokkos reads, before Kokkos::initialize.
 TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
-  const portalab::KokkosOptionLimits limits{64, 2, true};
+  const portalab::KokkosOptionLimits limits{64, 2, true, true, true};
   auto no_env = [](const char*) -> const char* { return nullptr; };
   auto error = [&](std::vector<std::string> args, auto env) -> std::string {
     try {
@@ -333,7 +335,8 @@ TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
         "--kokkos-num-threads=4x", "--kokkos-num-threads=4294967297",
         "--kokkos-num-threads=65", "--kokkos-num-threads=", "--kokkos-num-threads",
         "--kokkos-device-id=2", "--kokkos-device-id=-1", "--kokkos-map-device-id-by=near",
-        "--kokkos-disable-warnings=perhaps", "--kokkos-numthreads=4", "--kokkos-help=yes"})
+        "--kokkos-disable-warnings=perhaps", "--kokkos-numthreads=4", "--kokkos-help=yes",
+        "--kokkos-num-devices=2", "--kokkos-threads=2"})
     EXPECT_EQ(error({bad}, no_env).rfind("'" + bad + "'", 0), 0u) << bad;
   EXPECT_EQ(error({"--kokkos-num-threads=64", "--kokkos-device-id=1", "--kokkos-disable-warnings",
                    "--kokkos-print-configuration=no", "--kokkos-map-device-id-by=mpi_rank",
@@ -348,6 +351,128 @@ TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
     return std::string_view(name) == "KOKKOS_NUM_THREADS" ? "100000" : nullptr;
   };
   EXPECT_EQ(error({}, huge).rfind("environment variable KOKKOS_NUM_THREADS=100000", 0), 0u);
+}
+
+// One answer per option and build: refused where it cannot apply or Kokkos
+// no longer reads it, said where Kokkos would ignore it.
+TEST(KokkosOptions, OptionsThatCannotApplyAreRefusedAndVariablesSaid) {
+  using Env = std::map<std::string, std::string>;
+  struct Outcome {
+    std::string error;
+    std::vector<std::string> warnings;
+  };
+  auto check = [](std::vector<std::string> args, Env env,
+                  const portalab::KokkosOptionLimits& limits) {
+    Outcome o;
+    try {
+      o.warnings = portalab::check_kokkos_options(
+          args,
+          [&](const char* name) -> const char* {
+            const auto it = env.find(name);
+            return it == env.end() ? nullptr : it->second.c_str();
+          },
+          limits);
+    } catch (const InputError& e) {
+      o.error = e.what();
+    }
+    return o;
+  };
+  auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+  const portalab::KokkosOptionLimits host{64, -1, true, false, true};
+  for (const std::string arg : {"--kokkos-device-id=0", "--kokkos-device-id=99",
+                                "--kokkos-map-device-id-by=random"}) {
+    const auto o = check({arg}, {}, host);
+    EXPECT_EQ(o.error.rfind("'" + arg + "': cannot apply", 0), 0u) << o.error;
+    EXPECT_TRUE(has(o.error, "no device space")) << o.error;
+  }
+  for (const auto& [name, value] : Env{{"KOKKOS_DEVICE_ID", "99"},
+                                       {"KOKKOS_VISIBLE_DEVICES", "0,1"},
+                                       {"KOKKOS_MAP_DEVICE_ID_BY", "random"},
+                                       {"KOKKOS_NUM_DEVICES", "2"}}) {
+    const auto o = check({}, {{name, value}}, host);
+    EXPECT_EQ(o.error, "");
+    ASSERT_EQ(o.warnings.size(), 1u) << name;
+    EXPECT_EQ(o.warnings[0].rfind("environment variable " + name + "=" + value + ": ignored", 0),
+              0u)
+        << o.warnings[0];
+  }
+  // Serial and a GPU: no host space of several threads.
+  const portalab::KokkosOptionLimits one_thread{64, 2, false, true, false};
+  EXPECT_TRUE(has(check({"--kokkos-num-threads=4"}, {}, one_thread).error, "one thread"));
+  EXPECT_EQ(check({}, {{"KOKKOS_NUM_THREADS", "4"}}, one_thread).warnings.size(), 1u);
+
+  const portalab::KokkosOptionLimits gpus{64, 2, true, true, true};
+  EXPECT_EQ(check({"--kokkos-device-id=1"}, {}, gpus).error, "");
+  // A device id takes the place of a mapping.
+  const auto both = check({"--kokkos-device-id=1", "--kokkos-map-device-id-by=random"}, {}, gpus);
+  ASSERT_EQ(both.warnings.size(), 1u);
+  EXPECT_EQ(both.warnings[0].rfind("'--kokkos-map-device-id-by=random': ignored", 0), 0u);
+  // KOKKOS_VISIBLE_DEVICES: ids of devices present, each once; a device id
+  // chooses among them.
+  EXPECT_EQ(check({"--kokkos-device-id=0"}, {{"KOKKOS_VISIBLE_DEVICES", "1"}}, gpus).error, "");
+  EXPECT_TRUE(has(check({"--kokkos-device-id=1"}, {{"KOKKOS_VISIBLE_DEVICES", "1"}}, gpus).error,
+                  "from 0 to 0"));
+  for (const std::string bad : {"2", "0,0", "", "x", "0,", "-1"})
+    EXPECT_EQ(check({}, {{"KOKKOS_VISIBLE_DEVICES", bad}}, gpus)
+                  .error.rfind("environment variable KOKKOS_VISIBLE_DEVICES=" + bad + ":", 0),
+              0u)
+        << bad;
+  const portalab::KokkosOptionLimits no_gpu{64, 0, true, true, true};
+  EXPECT_TRUE(has(check({"--kokkos-device-id=0"}, {}, no_gpu).error, "no device is visible"));
+
+  // Given twice: Kokkos would take the last without a word.
+  EXPECT_TRUE(has(check({"--kokkos-num-threads=2", "--kokkos-num-threads=4"}, {}, gpus).error,
+                  "given twice (also '--kokkos-num-threads=2')"));
+  EXPECT_TRUE(has(check({"--kokkos-num-devices=2"}, {}, gpus).error, "no longer reads"));
+  EXPECT_TRUE(has(check({"--kokkos-numthreads=4"}, {}, gpus).error,
+                  "did you mean '--kokkos-num-threads'?"));
+}
+
+TEST(Deck, SpacesOnTheCommandLineFollowTheDecksRule) {
+  auto host = catalog();
+  host.spaces = {"Serial", "OpenMP"};
+  EXPECT_EQ(portalab::spaces_option({"openmp", "Serial"}, host),
+            (std::vector<std::string>{"Serial", "OpenMP"}));
+  auto error = [&](std::vector<std::string> given) -> std::string {
+    try {
+      portalab::spaces_option(given, host);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return {};
+  };
+  // The same words as the deck's, after the option's name.
+  EXPECT_EQ(error({"Serial", "serial"}),
+            "--spaces (spaces compiled into this Kokkos): 'serial' is listed twice");
+  try {
+    parse_deck("spaces = [\"Serial\", \"serial\"]\n[vector_poly]\n", "d.toml", host);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "d.toml:1:21: [vector_poly] spaces (spaces compiled into this Kokkos): 'serial' is "
+              "listed twice");
+  }
+  EXPECT_EQ(error({"Seriall"}),
+            "--spaces (spaces compiled into this Kokkos): 'Seriall' is not one of [Serial, "
+            "OpenMP]; did you mean 'Serial'?");
+}
+
+TEST(Suggest, TheNearestNameOfASlipOrAnAbbreviation) {
+  EXPECT_EQ(portalab::edit_distance("runn", "run"), 1u);
+  EXPECT_EQ(portalab::edit_distance("inof", "info"), 1u);  // two letters swapped
+  EXPECT_EQ(portalab::edit_distance("", "abc"), 3u);
+  const std::vector<std::string> commands{"run", "calibrate", "list", "info", "help"};
+  EXPECT_EQ(portalab::nearest("runn", commands), "run");
+  EXPECT_EQ(portalab::nearest("Calibrat", commands), "calibrate");
+  EXPECT_EQ(portalab::nearest("cal", commands), "calibrate");
+  EXPECT_EQ(portalab::nearest("deploy", commands), "");
+  EXPECT_EQ(portalab::nearest(std::string(10000, 'r'), commands), "");
+  EXPECT_EQ(portalab::did_you_mean("lst", commands), "; did you mean 'list'?");
+  EXPECT_EQ(error_of("[vector_poly]\nsize = 3\n"),
+            "d.toml:2:1: unknown key 'size' in [vector_poly]; expected one of [sizes, dtypes, "
+            "variants, spaces, copies, reps, warmups, ranks]; did you mean 'sizes'?");
 }
 
 }  // namespace

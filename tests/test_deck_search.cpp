@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 namespace portalab {
 namespace {
 
@@ -68,6 +70,41 @@ TEST_F(DeckSearch, AFolderNamedLikeTheDeckIsNotADeck) {
   fs::create_directories("lab");
   write(m_root / "installed/lab.toml", "# installed\n");
   EXPECT_EQ(find_deck("lab", {m_root / "installed"}), (m_root / "installed/lab.toml").string());
+}
+
+// Anything at a place but a deck file or a folder ends the search with what
+// it is; folders are said among the places looked at.
+TEST_F(DeckSearch, WhatStandsInTheWayIsNamed) {
+  auto error = [](const std::string& arg, const std::vector<fs::path>& folders) -> std::string {
+    try {
+      find_deck(arg, folders);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return {};
+  };
+  write(m_root / "installed/lab.toml", "# installed\n");
+  fs::create_symlink(m_root / "installed/nothing.toml", m_root / "installed/broken.toml");
+  ASSERT_EQ(::mkfifo("pipe", 0600), 0);
+  fs::create_directories("folder");
+  write("a_file", "");
+  EXPECT_EQ(error("pipe", {m_root / "installed"}), "deck 'pipe': a named pipe (FIFO), not a deck file");
+  EXPECT_EQ(error("broken", {m_root / "installed"}),
+            "deck 'broken': " + (m_root / "installed/broken.toml").string() +
+                ": a symbolic link to '" + (m_root / "installed/nothing.toml").string() +
+                "', which does not exist");
+  EXPECT_EQ(error("folder/", {}), "deck 'folder/': a folder, not a deck file");
+  EXPECT_EQ(error("a_file/deck.toml", {}),
+            "deck 'a_file/deck.toml': 'a_file' in it is a file, not a folder");
+  EXPECT_EQ(error("/dev/null", {}), "deck '/dev/null': a character device, not a deck file");
+  EXPECT_EQ(error("folder", {m_root / "none"}).rfind(
+                "deck 'folder': no deck file; looked in this order at folder (a folder), "
+                "folder.toml, ",
+                0),
+            0u);
+  fs::create_symlink("loop_b", "loop_a");
+  fs::create_symlink("loop_a", "loop_b");
+  EXPECT_EQ(error("loop_a", {}), "deck 'loop_a': a loop of symbolic links (each leads to another)");
 }
 
 TEST_F(DeckSearch, NotFoundListsEveryPlaceInOrder) {

@@ -25,7 +25,7 @@ using namespace portalab;
 using portalab::fuzz::broken;
 using portalab::fuzz::fuzz_catalog;
 
-constexpr KokkosOptionLimits limits{64, 2, true};
+constexpr KokkosOptionLimits limits{64, 2, true, /*device_space=*/true, /*host_threads=*/true};
 
 // What Kokkos will be given once the options were accepted: whole numbers
 // in range (its strtol would take "4x" as 4 and 2^32+1 as 1).
@@ -83,13 +83,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   };
+  auto names_its_source = [](std::string_view m) {
+    return m.rfind("'--kokkos-", 0) == 0 || m.rfind("environment variable ", 0) == 0;
+  };
   try {
-    check_kokkos_options(kokkos, getenv, limits);
+    for (const auto& warning : check_kokkos_options(kokkos, getenv, limits))
+      if (!names_its_source(warning)) broken("a warning that does not name the option", warning);
     check_accepted(kokkos, env);
   } catch (const InputError& e) {
     const std::string_view m = e.what();
-    if (m.rfind("'--kokkos-", 0) != 0 && m.rfind("environment variable ", 0) != 0)
-      broken("an error that does not name the option", m);
+    if (!names_its_source(m)) broken("an error that does not name the option", m);
   }
   // --set VALUE and --spaces A,B pairs, as the driver hands them on.
   DeckOverrides overrides;

@@ -423,8 +423,13 @@ class CommandLineTest(unittest.TestCase):
         deep = os.path.join(tmp, "deep.json")
         with open(deep, "w") as f:
             f.write("[" * 1000000 + "]" * 1000000)
+        big = os.path.join(tmp, "big.json")
+        with open(big, "w") as f:
+            f.truncate(17 << 20)  # past the 16 MiB limit, without writing it
         for path, expect in [(deep, "deep.json:1:65: nested more than 64"),
-                             ("/dev/zero", "more than"), (tmp, "a folder")]:
+                             (big, "more than"),
+                             ("/dev/zero", "a character device, not a calibration file"),
+                             (tmp, "a folder, not a calibration file")]:
             p = self.portalab("run", DECK, "--calibration", path)
             self.assertEqual(p.returncode, 2, p.stderr[-2000:])
             self.assertIn(expect, p.stderr)
