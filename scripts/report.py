@@ -25,6 +25,7 @@ matplotlib and jinja2 (Debian: python3-matplotlib python3-jinja2).
 """
 import argparse
 import datetime
+import html
 import io
 import os
 import re
@@ -37,7 +38,8 @@ import portalab_results as pr
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = "report.html.j2"
 JINJA2_NEEDED = ("needs jinja2 to write the page: install it (Debian/Ubuntu: apt-get install "
-                 "python3-jinja2; pip: python3 -m pip install jinja2) or load a module that has it.")
+                 "python3-jinja2; pip: python3 -m pip install jinja2) or load a module that "
+                 "has it.")
 
 plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
@@ -72,6 +74,11 @@ def times(x):
 
 def pct(x):
     return f"{100 * x:.0f}%" if x is not None else "-"
+
+
+def count(k, one, many=None):
+    """'1 row', '3 rows'."""
+    return f"{k} {one if k == 1 else many or one + 's'}"
 
 
 def join(words):
@@ -138,14 +145,9 @@ class Figures:
         svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
                      lambda m: f'<svg{m.group(1)} role="img" aria-labelledby="{prefix}alt"', svg,
                      count=1)
-        svg = svg.replace(">", f'><title id="{prefix}alt">{escape(alt)}</title>', 1)
+        svg = svg.replace(">", f'><title id="{prefix}alt">{html.escape(alt)}</title>', 1)
         return {"kind": "figure", "svg": svg, "alt": alt, "caption": caption, "table": tab,
                 "number": self.count}
-
-
-def escape(s):
-    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
 
 
 # ---- Rows --------------------------------------------------------------------
@@ -213,11 +215,6 @@ def many_hosts(rows):
     return len({r["hostname"] for r in rows}) > 1
 
 
-def largest_common_n(rows_a, rows_b):
-    common = {r["n"] for r in rows_a} & {r["n"] for r in rows_b}
-    return max(common) if common else None
-
-
 def limit_rate(r):
     return (f"{num(r['gflops'])} GFLOP/s" if "gemm" in (r.get("limit") or "")
             else f"{num(r['gbps'])} GB/s")
@@ -255,7 +252,8 @@ def summary_disagreements(runs):
         mine = {(c["experiment"], c["variant"], c["dtype"], c["device"], c["ranks"]): c
                 for c in pr.gpu_crossovers(rows)}
         for s in doc.get("summary", {}).get("gpu_crossover", []):
-            c = mine.get((s["experiment"], s["variant"], s["dtype"], s["device"], s.get("ranks", 1)))
+            c = mine.get((s["experiment"], s["variant"], s["dtype"], s["device"],
+                          s.get("ranks", 1)))
             for theirs, m in (("with_copies", "copies"), ("without_copies", "none")):
                 if c is None or s[theirs]["smallest_n"] != c[m]["smallest_n"]:
                     out.append(f"{path}: the summary's {s['experiment']} {s['variant']} "
@@ -280,8 +278,9 @@ def copies_sentences(rows):
         parts = []
         for r in sorted(by(mine, n=n), key=lambda r: pr_copies_order(r["copies"])):
             share = (r["h2d_ms"] + r["d2h_ms"]) / r["total_ms"]
-            parts.append(f"{pct(share)} with {r['copies']} memory (h2d {pct(r['h2d_ms'] / r['total_ms'])}"
-                         f"{rate(r, 'h2d')}, d2h {pct(r['d2h_ms'] / r['total_ms'])}{rate(r, 'd2h')})")
+            h2d, d2h = r["h2d_ms"] / r["total_ms"], r["d2h_ms"] / r["total_ms"]
+            parts.append(f"{pct(share)} with {r['copies']} memory (h2d {pct(h2d)}"
+                         f"{rate(r, 'h2d')}, d2h {pct(d2h)}{rate(r, 'd2h')})")
             tab.append([variant, dtype, space, r["copies"], size(n), num(r["h2d_ms"]),
                         num(r["kernel_ms"]), num(r["d2h_ms"]), num(r["total_ms"]), pct(share)])
         out.append(f"Copies take {join(parts)} of {space}'s total for {variant} {dtype} "
@@ -315,8 +314,8 @@ def fusion_sentences(rows):
         lo, hi = min(ratios), max(ratios)
         span = (f"{times(ratios[lo])} at n = {size(lo)} and {times(ratios[hi])} at n = {size(hi)}"
                 if lo != hi else f"{times(ratios[hi])} at n = {size(hi)}")
-        verdict = ("fusion pays" if min(ratios.values()) > 1 else
-                   "fusion does not pay" if max(ratios.values()) < 1 else "fusion pays at some sizes")
+        verdict = ("fusion pays" if min(ratios.values()) > 1 else "fusion does not pay"
+                   if max(ratios.values()) < 1 else "fusion pays at some sizes")
         out.append(f"Fusion on {space}, {dtype}: the unfused kernels take {span} the fused "
                    f"kernel's time: {verdict}.")
     return out
@@ -610,7 +609,8 @@ def reasons_section(rows, has_gpu):
         ai = intensity(rows)
         kern = speedups(rows, fast, ref, "kernel", "kernel")
         low, high, tab = [], [], []
-        for (exp, var, dt), byn in sorted(kern.items(), key=lambda kv: (ai.get(kv[0][0], 0), kv[0])):
+        for (exp, var, dt), byn in sorted(kern.items(),
+                                          key=lambda kv: (ai.get(kv[0][0], 0), kv[0])):
             n = max(byn)
             if exp not in ai:
                 continue
@@ -826,7 +826,8 @@ def limits_section(figs, runs, roofline):
                             lim, f"Limits measured by the run's {cal.get('mode', '')} calibration "
                             f"({path})", numeric={1, 2, 3, 4, 7}))
         for s in cal.get("spaces", []):
-            pts = [r for r in one_copy_mode(rows) if r["space"] == s["space"] and r["check"] == "PASS"
+            pts = [r for r in one_copy_mode(rows)
+                   if r["space"] == s["space"] and r["check"] == "PASS"
                    and r.get("flops", 0) > 0 and r.get("bytes", 0) > 0]
             if not pts or not s.get("memory_gbps") or not s.get("gemm_gflops"):
                 continue
@@ -873,16 +874,17 @@ def noise_section(runs, rows):
     blocks = []
     unsteady = unsteady_limits(runs)
     if unsteady:
-        blocks.append(warning(f"{len(unsteady)} calibrated limits are UNSTEADY (the slowest "
+        blocks.append(warning(f"{count(len(unsteady), 'calibrated limit')} UNSTEADY (the slowest "
                               f"repetition over 1.5 times the fastest, as a busy machine makes "
                               f"them): rows compared with them are not to be trusted."))
         blocks.append(table(["space", "limit", "fastest", "slowest", "repetitions", "run"],
                             unsteady, "UNSTEADY limits"))
     wide = wide_rows(rows)
     if wide:
-        blocks.append(warning(f"{len(wide)} rows have repetitions spread wider than their median "
-                              f"(slowest − fastest > median): their medians are doubtful; run "
-                              f"them again with more repetitions, on a quiet machine."))
+        blocks.append(warning(f"{count(len(wide), 'row')} with repetitions spread wider than "
+                              f"their median (slowest − fastest > median): their medians are "
+                              f"doubtful; run them again with more repetitions, on a quiet "
+                              f"machine."))
         blocks.append(table(["experiment", "variant", "space", "type", "n", "copies", "median ms",
                              "min ms", "max ms"],
                             [[r["experiment"], r["variant"], r["space"], r["dtype"], size(r["n"]),
@@ -929,8 +931,8 @@ def compare_section(base_paths, rows, phase, threshold):
         base = pr.newest_per_key(pr.load(base_paths))
     except pr.ResultsError as e:
         pr.fail(f"--base: {e}")
-    table_rows, regression = compare.compare(base, rows, phase, threshold)
     noise = compare.Noise(compare.pairs_of(base, rows), phase)
+    table_rows, regression = compare.compare(base, rows, phase, threshold, noise)
     counts = {}
     for t in table_rows:
         counts[t[3]] = counts.get(t[3], 0) + 1
@@ -941,9 +943,9 @@ def compare_section(base_paths, rows, phase, threshold):
         + join(f"{v} {k}" for k, v in sorted(counts.items()))
         + f"; {'a REGRESSION' if regression else 'no regression'} (slower by more than "
           f"{threshold:g}%, or broken)."),
-        text(f"Run-to-run noise (robust deviation of the log ratios): {noise.describe()}. A "
-             f"change is “faster” or “slower” only where the repetitions do not overlap and it "
-             f"exceeds {compare.SIGMAS:g} such deviations (scripts/compare.py).")]
+        text(f"Run-to-run noise (robust deviation of the log ratios): {noise.describe()}. "
+             f"A change is “faster” or “slower” only where the repetitions do not overlap "
+             f"and it exceeds {compare.SIGMAS:g} such deviations (scripts/compare.py).")]
     blocks.append(table(["verdict", "experiment", "variant", "space", "type", "n", "copies",
                          "ranks", "base ms", "new ms", "change"],
                         [[v + (" REGRESSION" if reg else ""), k[at["experiment"]],
@@ -960,6 +962,7 @@ def provenance_section(runs):
     for path, doc, rows in runs:
         p = doc["provenance"]
         host, kk, build = p.get("host", {}), p.get("kokkos", {}), p.get("build", {})
+        deck, kernels = p.get("deck", {}), p.get("kokkos_kernels", {})
         slurm = p.get("slurm", {})
         devices = "; ".join(f"{d['space']}: {d.get('name', '')}" + (
             f" ({d['multiprocessors']} SMs, {num(d['memory_bytes'] / 2**30)} GiB)"
@@ -971,15 +974,15 @@ def provenance_section(runs):
             ("started", p.get("started_at", "")),
             ("command", " ".join(p["command"]) if isinstance(p.get("command"), list)
              else str(p.get("command", ""))),
-            ("deck", f"{p.get('deck', {}).get('path', '-')} (hash {p.get('deck', {}).get('hash', '-')})"),
+            ("deck", f"{deck.get('path', '-')} (hash {deck.get('hash', '-')})"),
             ("machine", f"{host.get('hostname', '')}: {host.get('cpu_model', '')}, "
                         f"{host.get('hardware_threads', '')} hardware threads, host space on "
                         f"{host.get('host_space_threads', '')}"),
             ("devices", devices),
             ("Kokkos", f"{kk.get('version', '')}, spaces {', '.join(kk.get('spaces', []))}, "
                        f"default {kk.get('default_execution_space', '')}"),
-            ("Kokkos Kernels", f"{p.get('kokkos_kernels', {}).get('version', '')}, TPLs "
-                               f"{', '.join(p.get('kokkos_kernels', {}).get('tpls', [])) or 'none'}"),
+            ("Kokkos Kernels", f"{kernels.get('version', '')}, TPLs "
+                               f"{', '.join(kernels.get('tpls', [])) or 'none'}"),
             ("BLAS / LAPACK", f"{host.get('blas', '')} / {host.get('lapack', '')}; threads: "
                               f"{host.get('blas_threads', '')}"),
             ("build", f"{build.get('compiler_id', '')} {build.get('compiler_version', '')} "
@@ -1018,10 +1021,11 @@ def glance_section(rows, crossovers, has_gpu, many, runs):
                            "compare."))
     bad = [r for r in rows if r["check"] in ("FAIL", "ERROR")]
     if bad:
-        blocks.append(warning(f"{len(bad)} entries failed their check or raised an error: "
-                              f"see “Entries that did not pass”."))
-    noise = [f"{len(unsteady_limits(runs))} UNSTEADY calibrated limits",
-             f"{len(wide_rows(rows))} rows whose repetitions spread wider than their median"]
+        blocks.append(warning(f"{count(len(bad), 'entry', 'entries')} failed a check or raised an "
+                              f"error: see “Entries that did not pass”."))
+    noise = [count(len(unsteady_limits(runs)), "UNSTEADY calibrated limit"),
+             count(len(wide_rows(rows)), "row")
+             + " whose repetitions spread wider than their median"]
     noise = [w for w in noise if not w.startswith("0 ")]
     if noise:
         blocks.append(warning(f"Noise: {join(noise)}: see “Noise” before trusting the numbers "
@@ -1066,17 +1070,19 @@ def build(runs, base_paths=None, phase="total", threshold=10.0):
     hosts = join(ordered({r["hostname"] for r in rows}))
     decks = join(ordered({os.path.basename(r["deck"] or "") for r in rows} - {""}))
     return {"title": f"portalab: {decks or 'results'} on {hosts}",
-            "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "generated": datetime.datetime.now(datetime.timezone.utc)
+            .strftime("%Y-%m-%d %H:%M UTC"),
             "sources": [p for p, _, _ in runs],
             "sections": [s for s in sections if s]}
 
 
 def render(page):
     import jinja2
+    import markupsafe  # jinja2's own dependency
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    return env.get_template(TEMPLATE).render(page=page, Markup=jinja2.utils.markupsafe.Markup)
+    return env.get_template(TEMPLATE).render(page=page, Markup=markupsafe.Markup)
 
 
 def main(argv=None):
@@ -1107,10 +1113,10 @@ def main(argv=None):
         pr.fail(f"{join(args.paths)}: no entries in the results: nothing to report")
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab",
                          "font.family": "sans-serif"})
-    html = render(build(runs, args.base, args.phase, args.threshold))
+    page = render(build(runs, args.base, args.phase, args.threshold))
     try:
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(html)
+            f.write(page)
     except OSError as e:
         pr.fail(f"{args.out}: cannot write the page ({e.strerror})")
     print(args.out)

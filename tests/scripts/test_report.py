@@ -63,7 +63,8 @@ class CrossoverTest(unittest.TestCase):
         rows = [row("Serial", 10, 4.0), row("OpenMP", 10, 2.0), row("OpenMP", 100, 20.0),
                 row("Serial", 100, 30.0),
                 # pageable pays at 100 only, pinned at 10, the kernel alone at 10
-                row("Cuda", 10, 3.0, "pageable", kernel=1.0), row("Cuda", 100, 10.0, "pageable", 1.0),
+                row("Cuda", 10, 3.0, "pageable", kernel=1.0),
+                row("Cuda", 100, 10.0, "pageable", 1.0),
                 row("Cuda", 10, 1.5, "pinned", kernel=1.0), row("Cuda", 100, 9.0, "pinned", 1.0),
                 # a failed row is no measurement
                 row("Cuda", 10, 0.1, "none", check="FAIL")]
@@ -333,8 +334,8 @@ class BrowserTest(unittest.TestCase):
         self.assertGreater(d.svgs, 0)
         self.assertEqual(d.svgs, html.count("<svg"))
         self.assertEqual(html.count('<div class="fig">'), html.count("<svg"))
-        self.assertEqual(len(re.findall(r'<div class="fig">\s*<figure>.*?</figure>\s*<div class="scroll">',
-                                        html, re.S)), html.count("<svg"))
+        beside = r'<div class="fig">\s*<figure>.*?</figure>\s*<div class="scroll">'
+        self.assertEqual(len(re.findall(beside, html, re.S)), html.count("<svg"))
         self.assertIn("@media print", html)
         self.check_screenshot(shot)
         return d
