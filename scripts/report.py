@@ -580,6 +580,7 @@ def reasons_section(rows, has_gpu):
             "(the same lessons on the host's cores)")
     blocks.append(text(f"Each reason answered from this run's rows: {what}."))
     for label, fast, ref in against:
+        others = join(ref) if len(ref) == 1 else f"the best of {join(ref)}"
         # 1. too small: the total with copies (a device's best of pageable and
         # pinned), at the smallest size against the largest
         su = speedups([r for r in rows if pr.is_host_space(r["space"]) or r["copies"] != "none"],
@@ -596,11 +597,12 @@ def reasons_section(rows, has_gpu):
         if tab:
             blocks.append(text(
                 f"1. Input too small ({label}): over {len(tab)} series run at several sizes, "
-                f"{label} is slower than {join(ref)} at the smallest size in {lose_small} and "
-                f"faster at the largest in {win_large} (total times, copies included)."))
+                f"{label} is slower than {others} at the smallest size in {lose_small} and "
+                f"faster at the largest in {win_large} (total times"
+                f"{', copies included' if has_gpu else ''})."))
             blocks.append(table(["experiment", "variant", "type", "smallest n", "speedup",
                                  "largest n", "speedup"], tab,
-                                f"{label} against {join(ref)}: speedup at the smallest and "
+                                f"{label} against {others}: speedup at the smallest and "
                                 f"largest size"))
         else:
             blocks.append(text(f"1. Input too small ({label}): no series ran at several sizes "
@@ -621,7 +623,7 @@ def reasons_section(rows, has_gpu):
             return f"{times(min(xs))} to {times(max(xs))}" if xs else "nothing (none ran)"
         blocks.append(text(
             f"2. Too little arithmetic ({label}): below {LOW_INTENSITY:g} FLOP per byte, "
-            f"{label}'s kernel alone gains {span(low)} over {join(ref)} at the largest size run; "
+            f"{label}'s kernel alone gains {span(low)} over {others} at the largest size run; "
             f"above it, {span(high)}."))
         blocks.append(table(["experiment", "variant", "type", "FLOP/byte", "n", "kernel speedup"],
                             tab, "Arithmetic intensity against the kernel's speedup"))
@@ -778,7 +780,7 @@ def ranks_section(figs, rows, plot):
         mine = [r for r in links if (r["experiment"], r["variant"], r["ranks"], r["dtype"]) == key]
         r = max(mine, key=lambda r: r["n"])
         sentences.append(f"{key[0]} {key[1]} {key[3]} on {key[2]} ranks at "
-                         f"{num(pr_bytes(r) / 2**20)} MiB: {num(r['gbps'])} GB/s, "
+                         f"{num(plot.message_bytes(r) / 2**20)} MiB: {num(r['gbps'])} GB/s, "
                          f"{pct(r['pct_of_limit'])} of {r['limit']} "
                          f"({num(r['gbps'] / r['pct_of_limit'])} GB/s).")
     if sentences:
@@ -791,14 +793,10 @@ def ranks_section(figs, rows, plot):
             f"the calibrated link limits dashed.",
             f"Bandwidth of {experiment} against its limits.",
             table(["variant", "ranks", "type", "bytes", "GB/s", "limit", "% of limit"],
-                  [[r["variant"], str(r["ranks"]), r["dtype"], size(int(pr_bytes(r))),
+                  [[r["variant"], str(r["ranks"]), r["dtype"], size(int(plot.message_bytes(r))),
                     num(r["gbps"]), r["limit"], pct(r["pct_of_limit"])]
                    for r in sorted(mine, key=lambda r: (r["variant"], r["ranks"], r["n"]))])))
     return section("ranks", "Several ranks: scaling and links", *blocks)
-
-
-def pr_bytes(r):
-    return metric(r, "message_bytes") or r["n"] * pr.dtype_bytes(r["dtype"])
 
 
 # ---- Limits ------------------------------------------------------------------
