@@ -114,14 +114,22 @@ def read_document(path):
         return json.load(f)
 
 
-def read_file(path):
-    """The flattened rows of one results.json (or of its run's journal)."""
+def read_run(path):
+    """(document, flattened rows) of one results.json (or of its run's journal)."""
     try:
         doc = read_document(path)
         prov = doc["provenance"]
         rows = doc["results"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise TypeError("its results are not a list of rows")
+        return doc, rows_of(path, prov, rows)
+    except KeyError as e:
+        raise ResultsError(f"{path}: not a portalab results.json (no {e} in it)") from e
+    except (OSError, ValueError, TypeError, AttributeError) as e:
         raise ResultsError(f"{path}: not a portalab results.json ({e})") from e
+
+
+def rows_of(path, prov, rows):
     slurm = prov.get("slurm", {})
     run = {
         "hostname": prov.get("host", {}).get("hostname", ""),
@@ -136,12 +144,22 @@ def read_file(path):
     return [flatten(r, run, devices) for r in rows]
 
 
+def read_file(path):
+    """The flattened rows of one results.json (or of its run's journal)."""
+    return read_run(path)[1]
+
+
 def load(paths):
     """Every row of every results.json under paths."""
     rows = []
     for f in find_results(paths):
         rows += read_file(f)
     return rows
+
+
+def load_runs(paths):
+    """(path, document, flattened rows) of every results.json under paths."""
+    return [(f, *read_run(f)) for f in find_results(paths)]
 
 
 def key_of(row, fields=KEY):
@@ -171,6 +189,81 @@ def dtype_bytes(dtype):
 
 def passed(row):
     return row.get("check") == "PASS"
+
+
+# Kokkos' execution spaces that run on the host, in host memory: their copies
+# are no copies (copies_alias), and they are what a device is compared with.
+HOST_SPACES = ("Serial", "OpenMP", "Threads", "HPX")
+
+
+def is_host_space(space):
+    return space in HOST_SPACES
+
+
+def pays(host, device):
+    """Where a device beats the host, as portalab's summary decides it
+    (miniapp/analysis.cpp): host and device map n to the best time there; over
+    the sizes both ran, the smallest n at which the device is faster, and
+    whether it stays faster at every larger size."""
+    sizes = sorted(n for n in host if n in device)
+    faster = [device[n] < host[n] for n in sizes]
+    first = faster.index(True) if True in faster else None
+    return {"measured": bool(sizes), "sizes": sizes,
+            "smallest_n": sizes[first] if first is not None else None,
+            "holds_above": first is not None and all(faster[first:])}
+
+
+def _keep_best(best, n, ms):
+    if ms and ms > 0:
+        best[n] = min(best.get(n, ms), ms)
+
+
+# The ways a device's time is counted against the host's total: its total
+# with pageable copies, with pinned ones, the best of both ("copies", the
+# summary's with_copies), and its kernel alone ("none", the summary's
+# without_copies: the kernel phase of every row, whatever its copies).
+CROSSOVER_MODES = ("pageable", "pinned", "copies", "none")
+
+
+def gpu_crossovers(rows):
+    """Per machine, experiment, variant, type, rank count and device space:
+    pays() for each of CROSSOVER_MODES against the best host space's total.
+    Rows whose check passed only. The summary's gpu_crossover holds the
+    "copies" and "none" of one run; this adds the copy modes apart, and
+    serves runs that have no summary (a journal)."""
+    host, device = {}, {}
+    for r in rows:
+        if not passed(r):
+            continue
+        key = (r["hostname"], r["experiment"], r["variant"], r["dtype"], r.get("ranks", 1))
+        if is_host_space(r["space"]):
+            _keep_best(host.setdefault(key, {}), r["n"], r["total_ms"])
+            continue
+        modes = device.setdefault((key, r["space"]), {m: {} for m in CROSSOVER_MODES})
+        if r["copies"] != "none":
+            _keep_best(modes[r["copies"]], r["n"], r["total_ms"])
+            _keep_best(modes["copies"], r["n"], r["total_ms"])
+        _keep_best(modes["none"], r["n"], r["kernel_ms"])
+    out = []
+    for (key, space), modes in device.items():
+        if key not in host:
+            continue  # no host space to compare with
+        hostname, experiment, variant, dtype, ranks = key
+        out.append({"hostname": hostname, "experiment": experiment, "variant": variant,
+                    "dtype": dtype, "ranks": ranks, "device": space,
+                    **{m: pays(host[key], modes[m]) for m in CROSSOVER_MODES}})
+    return out
+
+
+def describe_pays(p):
+    """pays() in words: "pays from n = 1,000,000", "never pays (n from 1,000
+    to 100,000,000)", "not measured"."""
+    if not p["measured"]:
+        return "not measured"
+    if p["smallest_n"] is None:
+        return f"never pays (n from {p['sizes'][0]:,} to {p['sizes'][-1]:,})"
+    return f"pays from n = {p['smallest_n']:,}" + (
+        "" if p["holds_above"] else ", but not at every larger size")
 
 
 MATPLOTLIB_NEEDED = ("needs matplotlib to draw: install it (Debian/Ubuntu: apt-get install "

@@ -14,7 +14,9 @@ import portalab_results as pr
 plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
 
-def roofline(space_limits, rows, space, path):
+def roofline(space_limits, rows, space, size=(7, 5)):
+    """The figure: space_limits is one space of a calibration, rows results
+    (raw or flattened) of any spaces."""
     bw = space_limits["memory_gbps"]
     peaks = space_limits["gemm_gflops"]
     points = [r for r in rows if r["space"] == space and r["flops"] > 0 and r["bytes"] > 0
@@ -22,7 +24,7 @@ def roofline(space_limits, rows, space, path):
     intensities = [r["flops"] / r["bytes"] for r in points] or [1.0]
     lo = min(min(intensities) / 4, 1e-2)
     hi = max(max(intensities) * 4, 4 * max(peaks.values()) / bw)
-    fig, ax = plt.subplots(figsize=(7, 5))
+    fig, ax = plt.subplots(figsize=size)
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     for dtype, peak in sorted(peaks.items()):
         ax.plot(xs, [min(peak, bw * x) for x in xs],
@@ -42,8 +44,7 @@ def roofline(space_limits, rows, space, path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
 def main():
@@ -64,7 +65,9 @@ def main():
     for limits in cal["spaces"]:
         limits["device"] = names.get(limits["space"], "")
         path = os.path.join(args.out, f"roofline_{limits['space']}.png")
-        roofline(limits, doc["results"], limits["space"], path)
+        fig = roofline(limits, doc["results"], limits["space"])
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
         print(path)
 
 

@@ -47,6 +47,7 @@ endif()
 
 foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inputs/default.toml
           share/portalab/scripts/plot.py share/portalab/scripts/portalab_results.py
+          share/portalab/scripts/report.py share/portalab/scripts/report.html.j2
           share/portalab/scripts/profile.sh share/portalab/scripts/nsys_env.sh
           share/portalab/scripts/nsys_sqlite.py share/portalab/scripts/timeline.py
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md
@@ -112,6 +113,18 @@ if(EXISTS ${elsewhere}/dry)
 endif()
 if(NOT err MATCHES "warning: --out dry: a dry run writes nothing")
   fail("the dry run did not say that --out is not used:\n${err}")
+endif()
+
+# The installed report of that run, where this python3 can draw it.
+execute_process(COMMAND ${PYTHON} -c "import matplotlib, jinja2" RESULT_VARIABLE no_report
+                OUTPUT_QUIET ERROR_QUIET)
+if(no_report EQUAL 0)
+  run_ok(${PYTHON} ${prefix}/share/portalab/scripts/report.py results --out report.html)
+  if(NOT EXISTS ${elsewhere}/report.html)
+    fail("the installed report.py wrote no ${elsewhere}/report.html")
+  endif()
+else()
+  message(STATUS "${PYTHON} lacks matplotlib or jinja2: the installed report.py is not run")
 endif()
 
 # Every installed script answers --help; modules and sourced files are not

@@ -67,5 +67,28 @@ portalab_run_deck() {
     | tee "$out/table.txt" || status=${PIPESTATUS[0]}
   trap - TERM INT HUP USR1 USR2 XCPU
   echo "portalab: $deck -> $out (exit $status)"
+  portalab_report "$out"
   return "$status"
+}
+
+# The scripts beside this file (share/portalab/scripts when installed).
+portalab_scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# portalab_report DIR: DIR/report.html, one page of DIR's results
+# (scripts/report.py, with $PORTALAB_PYTHON, default python3), also of a run
+# that failed or was stopped; PORTALAB_REPORT=no writes none. A page that
+# cannot be written is said on stderr and does not change the job's exit
+# status: the results are what counts.
+portalab_report() {
+  local dir=$1
+  if [ "${PORTALAB_REPORT:-yes}" = no ] \
+     || { [ ! -f "$dir/results.json" ] && [ ! -f "$dir/results.jsonl" ]; }; then
+    return 0  # not wanted, or stopped before measuring anything
+  fi
+  if "${PORTALAB_PYTHON:-python3}" "$portalab_scripts_dir/report.py" "$dir" \
+      --out "$dir/report.html" >/dev/null; then
+    echo "portalab: report $dir/report.html (one file: open it in a browser, or send it)"
+  else
+    echo "portalab: no report for $dir (scripts/report.py failed: see above)" >&2
+  fi
 }

@@ -24,6 +24,10 @@ export PORTALAB_MODULES=${PORTALAB_MODULES-"cuda kokkos kokkos-kernels"}
 # submit): a build folder, or an installed <prefix>/bin (the default when
 # these scripts are the installed ones; build/cuda otherwise).
 export PORTALAB_BUILD=${PORTALAB_BUILD:-$portalab_default_build}
+# Each run's report.html (scripts/report.py) needs a python3 with matplotlib
+# and jinja2 (after the modules); PORTALAB_REPORT=no writes none.
+export PORTALAB_PYTHON=${PORTALAB_PYTHON:-python3}
+export PORTALAB_REPORT=${PORTALAB_REPORT:-yes}
 # ===== edit above ==========================================================
 
 # sbatch rejects an empty account: set it only when there is one.

@@ -3,6 +3,20 @@ GPU space (so that copies and speedups show), and a slowed-down copy (a
 regression the compare script must catch)."""
 import copy
 import json
+import os
+import subprocess
+
+
+def real_run(deck, out, *args):
+    """The results.json document of a real run of deck into out, by the
+    binary $PORTALAB on two OpenMP threads (not pinned: shared machines)."""
+    p = subprocess.run([os.environ["PORTALAB"], "run", deck, *args, "--out", out],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
+    if p.returncode != 0:
+        raise RuntimeError(f"portalab exited {p.returncode}: {p.stderr[-2000:]}")
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)
 
 
 def _set_phase(row, phase, median, spread):

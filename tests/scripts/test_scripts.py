@@ -41,15 +41,8 @@ class Base(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="portalab_scripts_")
         cls.run_dir = os.path.join(cls.tmp, "run")
-        binary = os.environ["PORTALAB"]
-        p = subprocess.run([binary, "run", os.path.join(SOURCE, "inputs", "default.toml"),
-                            *SMALL, "--out", cls.run_dir],
-                           capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
-        if p.returncode != 0:
-            raise RuntimeError(f"portalab exited {p.returncode}: {p.stderr[-2000:]}")
-        with open(os.path.join(cls.run_dir, "results.json")) as f:
-            cls.doc = json.load(f)
+        cls.doc = synthetic.real_run(os.path.join(SOURCE, "inputs", "default.toml"),
+                                     cls.run_dir, *SMALL)
 
     @classmethod
     def tearDownClass(cls):
@@ -351,7 +344,8 @@ class NeedsMatplotlibTest(unittest.TestCase):
     def test_drawing_scripts_name_matplotlib_and_exit_2(self):
         results = os.path.join(self.tmp, "results.json")
         for name, args in (("plot.py", [results, "--out", self.tmp]),
-                           ("roofline.py", [results, "--out", self.tmp])):
+                           ("roofline.py", [results, "--out", self.tmp]),
+                           ("report.py", [results, "--out", os.path.join(self.tmp, "r.html")])):
             with self.subTest(script=name):
                 rc, _, err = self.run_hidden(name, *args)
                 self.assertEqual(rc, 2, err)
@@ -361,7 +355,7 @@ class NeedsMatplotlibTest(unittest.TestCase):
                 self.assertTrue(lines[0].startswith(f"{name}: needs matplotlib"), err)
 
     def test_help_needs_no_matplotlib_and_says_it_is_needed(self):
-        for name in ("plot.py", "roofline.py"):
+        for name in ("plot.py", "roofline.py", "report.py"):
             with self.subTest(script=name):
                 rc, out, err = self.run_hidden(name, "--help")
                 self.assertEqual(rc, 0, err)

@@ -114,6 +114,15 @@ wait_for 60 "node $host idle" bash -c "sinfo -h -n $host -o %t | grep -qx idle"
 export SBATCH_PARTITION=test SBATCH_TIMELIMIT=00:10:00 SBATCH_CPUS_PER_GPU=$cpus
 PORTALAB_BUILD=$(dirname "$bin")
 export PORTALAB_MODULES="" PORTALAB_BUILD
+# Each job's report.html: written by the run_deck and the stopped job where a
+# python3 here has matplotlib and jinja2 (seconds each), by no other.
+report_python=
+for p in python3 /usr/bin/python3; do
+  if "$p" -c "import matplotlib, jinja2" 2>/dev/null; then report_python=$(command -v "$p"); break; fi
+done
+export PORTALAB_REPORT=no
+report=(env)
+[ -z "$report_python" ] || report=(env PORTALAB_REPORT=yes PORTALAB_PYTHON="$report_python")
 # Serial and the build's parallel host space (OpenMP, or Threads).
 host_spaces=$("$bin" list 2>/dev/null | sed -n 's/^spaces compiled in: //p' | tr -d ' ' \
   | tr ',' '\n' | grep -xE 'Serial|OpenMP|Threads' | paste -sd, -)
@@ -137,7 +146,7 @@ exec "${args[@]:$i}"
 NSYS
 chmod +x "$tmp/run/nsys"
 
-job=$("$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/inputs/default.toml")
+job=$("${report[@]}" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/inputs/default.toml")
 array=$("$submit" --array=0-1 "$src/scripts/slurm/sweep.sbatch" \
   "$src/inputs/default.toml" "$src/inputs/bandwidth.toml")
 profile=$(NSYS=$tmp/run/nsys "$submit" "$src/scripts/slurm/profile.sbatch" "$src/inputs/default.toml")
@@ -145,7 +154,7 @@ profile=$(NSYS=$tmp/run/nsys "$submit" "$src/scripts/slurm/profile.sbatch" "$src
 bad=$(PORTALAB_ARGS="" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/unknown_key.toml")
 # A long job stopped as its time limit would stop it: SIGTERM to every process.
 long=$(PORTALAB_ARGS="--set reps=1000" \
-  "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/long_run.toml")
+  "${report[@]}" "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/tests/decks/long_run.toml")
 # The node job: 2 tasks of one GPU each, srun starting them as MPI ranks
 # (PMIx); host spaces here, Open MPI's ranks over shared memory.
 node=$(SBATCH_CPUS_PER_GPU=1 PORTALAB_ARGS="--spaces Serial" OMPI_MCA_btl=self,vader \
@@ -220,6 +229,16 @@ assert all(r["check"] == "PASS" for r in rows)
 print(f"long job: stopped by {stop['signal']} after {len(rows)} entries, {stop['not_run']} not run")
 PY
 grep -q "interrupted by SIGTERM" "results/$long/long_run/table.txt" || fail "long job: table.txt cut short"
+if [ -n "$report_python" ]; then
+  for d in "results/$job/default" "results/$long/long_run"; do
+    grep -q "<h2 id=\"glance-h\">" "$d/report.html" || fail "$d: no report.html"
+  done
+  grep -q "interrupted by SIGTERM" "results/$long/long_run/report.html" \
+    || fail "long job: the report does not say it was interrupted"
+  [ ! -e "results/$array/default/report.html" ] || fail "PORTALAB_REPORT=no: a report was written"
+else
+  echo "no python3 with matplotlib and jinja2 here: the jobs' reports are not checked"
+fi
 python3 - "results/$node/mpi_node/results.json" <<'PY' || fail "node job: its results"
 import json, sys
 doc = json.load(open(sys.argv[1]))
