@@ -7,7 +7,7 @@ is a reference, never a dependency: run this on the machine that ran
 portalab, right after it, so both sides share the window.
 
     scripts/host_peers.py results.json [--space OpenMP] [--min-n 1000000]
-        [--reps 10] [--stream /path/to/omp-stream] [--markdown]
+        [--reps 10] [--experiment NAME] [--stream /path/to/omp-stream] [--markdown]
 
 Targets (issue 26), each printed with PASS/FAIL; exit 1 if one is missed,
 2 if the file cannot be read or Numba is missing:
@@ -253,6 +253,8 @@ def main():
     ap.add_argument("--min-n", type=float, default=1e6,
                     help="rows of fewer elements (matrix rows: n²) are left out")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--experiment", action="append",
+                    help="only this experiment's rows (repeatable); default: every one with a peer")
     ap.add_argument("--stream", help="BabelStream's OpenMP binary (omp-stream)")
     ap.add_argument("--markdown", action="store_true", help="the table in Markdown")
     args = ap.parse_args()
@@ -278,6 +280,8 @@ def main():
     for r in rows:
         elems = r["n"] * r["n"] if r["experiment"] in ("broadcast_add",) else r["n"]
         if r.get("check") != "PASS" or elems < args.min_n or r.get("copies") not in ("none", None):
+            continue
+        if args.experiment and r["experiment"] not in args.experiment:
             continue
         case = make_case(r, np, kernels)
         if case is None:

@@ -4,6 +4,7 @@
 #include "calibrate.hpp"
 #include "deck.hpp"
 #include "experiment.hpp"
+#include "host_blas.hpp"
 #include "library_probe.hpp"
 #include "runner.hpp"
 #include "spaces.hpp"
@@ -42,7 +43,7 @@ TEST(Calibrate, JsonHasEveryFieldWithSaneValues) {
     SCOPED_TRACE(s["space"].get<std::string>());
     EXPECT_TRUE(s["host"].get<bool>());
     for (const char* k : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
-                          "launch_us"})
+                          "read_gbps", "launch_us"})
       EXPECT_TRUE(sane(s[k].get<double>())) << k << " = " << s[k];
     EXPECT_GT(s["stream_bytes"].get<std::size_t>(), 0u);
     EXPECT_GT(s["gemm_n"].get<std::size_t>(), 0u);
@@ -95,6 +96,72 @@ TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
     EXPECT_EQ(r.limit.text(), "memory 20 GB/s");
     EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / 20.0);
   }
+}
+
+// A kernel that only reads (dot) is held to the read bandwidth, and to the
+// memory limit where a calibration file has none (written before it was).
+TEST(Calibrate, ReadOnlyRowsAreComparedWithTheReadLimit) {
+  const auto deck = portalab::parse_deck(
+      "reps = 2\nwarmups = 0\ncopies = \"none\"\n[dot]\nsizes = [1000]\nvariants = "
+      "[\"native\"]\n",
+      "inline.toml", portalab::catalog());
+  for (const double read : {30.0, 0.0}) {
+    portalab::Calibration cal;
+    for (const auto& s : portalab::enabled_space_names()) {
+      portalab::SpaceLimits lim;
+      lim.space = s;
+      lim.copy_kernel_gbps = lim.copy_deep_copy_gbps = lim.triad_gbps = 20.0;
+      lim.read_gbps = read;
+      cal.spaces.push_back(lim);
+    }
+    portalab::RunOptions options;
+    options.limits = &cal;
+    const auto summary = portalab::run_deck(deck, options, nlohmann::json::object());
+    ASSERT_FALSE(summary.results.empty());
+    for (const auto& r : summary.results) {
+      EXPECT_EQ(r.limit.text(), read > 0 ? "read 30 GB/s" : "read 20 GB/s");
+      EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / (read > 0 ? read : 20.0));
+    }
+  }
+}
+
+TEST(HostBlas, KnowsTheVectorWidthOfOpenBlasKernels) {
+  EXPECT_EQ(portalab::openblas_core_vector_bits("Prescott"), 128);
+  EXPECT_EQ(portalab::openblas_core_vector_bits("Haswell"), 256);
+  EXPECT_EQ(portalab::openblas_core_vector_bits("Cooperlake"), 512);
+  EXPECT_EQ(portalab::openblas_core_vector_bits("SkylakeX"), 512);
+  EXPECT_EQ(portalab::openblas_core_vector_bits("armv8"), 0);  // unknown: no warning
+}
+
+TEST(HostBlas, WarnsOfKernelsNarrowerThanTheCpuNamingOpenBlasCoretype) {
+  portalab::HostBlasKernels k;
+  k.library = "OpenBLAS 0.3.21";
+  k.core = "Prescott";
+  k.core_vector_bits = 128;
+  k.cpu_vector_bits = 512;
+  const auto fallback = portalab::narrow_kernels_warning(k, nullptr);
+  EXPECT_NE(fallback.find("generic fallback"), std::string::npos) << fallback;
+  EXPECT_NE(fallback.find("OPENBLAS_CORETYPE=SkylakeX"), std::string::npos) << fallback;
+  EXPECT_NE(portalab::narrow_kernels_warning(k, "Prescott").find("OPENBLAS_CORETYPE=Prescott is set"),
+            std::string::npos);
+  k.cpu_vector_bits = 256;
+  EXPECT_NE(portalab::narrow_kernels_warning(k, nullptr).find("OPENBLAS_CORETYPE=Haswell"),
+            std::string::npos);
+  k.core = "Haswell";
+  k.core_vector_bits = 256;
+  EXPECT_EQ(portalab::narrow_kernels_warning(k, nullptr), "");  // as wide as the CPU
+  k.core_vector_bits = 0;
+  EXPECT_EQ(portalab::narrow_kernels_warning(k, nullptr), "");  // unknown kernels
+}
+
+// The BLAS this binary linked is read at run time: OpenBLAS names its kernels.
+TEST(HostBlas, ReadsTheLinkedLibrarysKernels) {
+  const auto& k = portalab::host_blas_kernels();
+  if (portalab::vendor_library("BLAS") != "OpenBLAS") GTEST_SKIP() << "not OpenBLAS";
+  EXPECT_EQ(k.library.rfind("OpenBLAS", 0), 0u) << k.library;
+  EXPECT_FALSE(k.core.empty());
+  EXPECT_NE(k.describe().find(k.core), std::string::npos);
+  EXPECT_EQ(portalab::to_json(k)["core"], k.core);
 }
 
 }  // namespace

@@ -18,8 +18,9 @@ class Kernels : public ::testing::Test {
  protected:
   using View = Kokkos::View<double*, typename Space::memory_space>;
 
-  // Sizes that are no multiple of any vector width or block, and n = 1.
-  static constexpr std::array<std::size_t, 4> sizes{1, 7, 1000, 100003};
+  // Sizes that are no multiple of any vector width or block, and n = 1;
+  // one host block (kernels::host_block) exactly, and one more element.
+  static constexpr std::array<std::size_t, 6> sizes{1, 7, 1000, 2048, 2049, 100003};
 
   static auto host(const View& v) { return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v); }
 

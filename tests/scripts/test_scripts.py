@@ -320,6 +320,46 @@ class KernelsLimitsTest(unittest.TestCase):
         self.assertIn("results.json, --bench", err)
 
 
+class HostPeersTest(unittest.TestCase):
+    """scripts/host_peers.py: Numba's prange loops beside a real run's host rows."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="portalab_peers_")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        deck = os.path.join(cls.tmp, "copy.toml")
+        with open(deck, "w") as f:
+            f.write('calibrate = "none"\nreps = 3\ncopies = "none"\nspaces = ["OpenMP"]\n'
+                    '[stream_copy]\nsizes = [100000]\ndtypes = ["float32", "float64"]\n')
+        synthetic.real_run(deck, cls.run_dir)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
+        try:
+            import numba  # noqa: F401
+        except ImportError:
+            sys.exit(SKIP)
+        # One experiment: Numba compiles each parallel loop in seconds.
+        rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+                              "--space", "OpenMP", "--min-n", "0", "--reps", "2",
+                              "--experiment", "stream_copy")
+        self.assertIn(rc, (0, 1), err)  # 1: a ratio below its target (small sizes, busy host)
+        rows = [line for line in out.splitlines() if line.startswith("stream_")]
+        self.assertTrue(rows, out)
+        for r in rows:
+            self.assertRegex(r, r" (PASS|FAIL)$")
+            self.assertGreater(float(r.split()[6]), 0.0)  # Numba's median time, ms
+        self.assertRegex(out, r"rows: [1-9]")
+
+    def test_missing_results_exit_2(self):
+        rc, _, err = script("host_peers.py", os.path.join(self.tmp, "none", "results.json"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("not a portalab results.json", err)
+
+
 class NeedsMatplotlibTest(unittest.TestCase):
     """Without matplotlib (hidden by a module of that name that fails to
     import, first on PYTHONPATH), the drawing scripts say what they need in
