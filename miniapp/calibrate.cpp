@@ -78,8 +78,8 @@ std::size_t last_level_cache_bytes() {
 }
 
 // Large enough to leave the caches and reach the plateau (host arrays at
-// least 4x the last-level cache and STREAM's default 2^25 doubles, as
-// BabelStream runs; a GPU's L2 is tens of MB), small enough that calibration
+// least 4x the last-level cache and, in a full calibration, STREAM's default
+// 2^25 doubles, as BabelStream runs; a GPU's L2 is tens of MB), small enough that calibration
 // takes seconds (quick) or well under 30 s (full). The host gemm at a size
 // where the BLAS runs at its peak: 512 gave OpenBLAS a third of it on 16
 // cores; 2048 is near it on a few cores, 4096 on many.
@@ -88,9 +88,17 @@ Sizes sizes_for(bool host, bool quick, int host_threads) {
     const std::size_t beyond_cache = 4 * last_level_cache_bytes() / sizeof(double);
     // Three arrays: keep them within a quarter of the memory available.
     const std::size_t fits = host_available_bytes() / 4 / 3 / sizeof(double);
-    const std::size_t n = std::min(std::max<std::size_t>(1u << 25, beyond_cache), fits);
+    // Quick, a run's default: 64 MB arrays, seconds on any machine. First
+    // touch is dear on a virtual machine (the 2-core CI VM spent 20 s per
+    // space faulting in three 128 MB arrays), and a VM may claim its host's
+    // whole L3 (512 MB there). Quick limits may so sit partly in a large
+    // server's cache: limits to report come from a full calibration (arrays
+    // up to 2 GB).
+    const std::size_t n =
+        quick ? std::min(std::size_t{1} << 23, fits)
+              : std::min({std::max<std::size_t>(1u << 25, beyond_cache), std::size_t{1} << 28, fits});
     const std::size_t gemm_n = quick ? 1024 : host_threads > 4 ? 4096 : 2048;
-    return quick ? Sizes{n, {}, gemm_n, 5} : Sizes{n, {}, gemm_n, 10};
+    return quick ? Sizes{n, {}, gemm_n, 3} : Sizes{n, {}, gemm_n, 10};
   }
   return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
                : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};

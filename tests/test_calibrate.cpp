@@ -74,25 +74,29 @@ TEST(Calibrate, FileReadsBackTheSame) {
                portalab::InputError);
 }
 
-TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
+// The rows of a one-entry deck run against made-up limits, the same in every space.
+std::vector<portalab::Result> rows_against(const std::string& entry,
+                                           const portalab::SpaceLimits& limits) {
   const auto deck = portalab::parse_deck(
-      "reps = 2\nwarmups = 0\ncopies = \"none\"\n[vector_poly]\nsizes = [1000]\nvariants = "
-      "[\"fused\"]\n",
-      "inline.toml", portalab::catalog());
+      "reps = 2\nwarmups = 0\ncopies = \"none\"\n" + entry, "inline.toml", portalab::catalog());
   portalab::Calibration cal;
   for (const auto& s : portalab::enabled_space_names()) {
-    portalab::SpaceLimits lim;
-    lim.space = s;
-    lim.copy_kernel_gbps = 10.0;
-    lim.copy_deep_copy_gbps = 20.0;  // the best streaming rate is the limit
-    lim.triad_gbps = 15.0;
-    cal.spaces.push_back(lim);
+    cal.spaces.push_back(limits);
+    cal.spaces.back().space = s;
   }
   portalab::RunOptions options;
   options.limits = &cal;
-  const auto summary = portalab::run_deck(deck, options, nlohmann::json::object());
-  ASSERT_FALSE(summary.results.empty());
-  for (const auto& r : summary.results) {
+  return portalab::run_deck(deck, options, nlohmann::json::object()).results;
+}
+
+TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
+  portalab::SpaceLimits lim;
+  lim.copy_kernel_gbps = 10.0;
+  lim.copy_deep_copy_gbps = 20.0;  // the best streaming rate is the limit
+  lim.triad_gbps = 15.0;
+  const auto rows = rows_against("[vector_poly]\nsizes = [1000]\nvariants = [\"fused\"]\n", lim);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
     EXPECT_EQ(r.limit.text(), "memory 20 GB/s");
     EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / 20.0);
   }
@@ -101,24 +105,13 @@ TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
 // A kernel that only reads (dot) is held to the read bandwidth, and to the
 // memory limit where a calibration file has none (written before it was).
 TEST(Calibrate, ReadOnlyRowsAreComparedWithTheReadLimit) {
-  const auto deck = portalab::parse_deck(
-      "reps = 2\nwarmups = 0\ncopies = \"none\"\n[dot]\nsizes = [1000]\nvariants = "
-      "[\"native\"]\n",
-      "inline.toml", portalab::catalog());
   for (const double read : {30.0, 0.0}) {
-    portalab::Calibration cal;
-    for (const auto& s : portalab::enabled_space_names()) {
-      portalab::SpaceLimits lim;
-      lim.space = s;
-      lim.copy_kernel_gbps = lim.copy_deep_copy_gbps = lim.triad_gbps = 20.0;
-      lim.read_gbps = read;
-      cal.spaces.push_back(lim);
-    }
-    portalab::RunOptions options;
-    options.limits = &cal;
-    const auto summary = portalab::run_deck(deck, options, nlohmann::json::object());
-    ASSERT_FALSE(summary.results.empty());
-    for (const auto& r : summary.results) {
+    portalab::SpaceLimits lim;
+    lim.copy_kernel_gbps = lim.copy_deep_copy_gbps = lim.triad_gbps = 20.0;
+    lim.read_gbps = read;
+    const auto rows = rows_against("[dot]\nsizes = [1000]\nvariants = [\"native\"]\n", lim);
+    ASSERT_FALSE(rows.empty());
+    for (const auto& r : rows) {
       EXPECT_EQ(r.limit.text(), read > 0 ? "read 30 GB/s" : "read 20 GB/s");
       EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / (read > 0 ? read : 20.0));
     }
