@@ -23,8 +23,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(dirname "$here")
+case ${1:-} in -h | --help) sed -n '2,22p' "$0"; exit 0 ;; esac
 if (($# < 2)); then
-  sed -n '2,23p' "$0" >&2
+  sed -n '2,22p' "$0" >&2
   exit 2
 fi
 bin=$(cd "$1" 2>/dev/null && pwd) tools=$2 out=${3:-results/gpu-tools-check}
