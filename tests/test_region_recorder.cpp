@@ -124,7 +124,8 @@ TEST(RegionRecorder, HostInstancesTakeTurnsWhileAToolIsLoaded) {
     });
     return ids;
   };
-  ASSERT_FALSE(portalab::RegionRecorder::tool_loaded());
+  if (portalab::RegionRecorder::tool_loaded())
+    GTEST_SKIP() << "a Kokkos Tools library is loaded into the tests themselves";
   EXPECT_EQ(threads_used().size(), 2u) << "no tool: each instance on a thread of its own";
   {
     portalab::RegionRecorder recorder;  // portalab's own recording is no tool
