@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/library_threads.hpp"
+#include "library_probe.hpp"
 #include "spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -16,9 +17,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -76,6 +79,17 @@ std::string why_not_partitionable(const Space& exec, int count) {
   return {};
 }
 
+// Whether a concurrent run's host instances take turns on the calling thread
+// instead of running on threads of their own: while a Kokkos Tools library
+// is loaded, unless PORTALAB_TOOLS_CONCURRENT=1 says that it follows several
+// threads. kokkos-tools' space-time-stack and simple-kernel-timer keep one
+// stack for the process: two threads' kernels interleaved in it abort the
+// run ("Expected ... to end, got different kernel ID") or corrupt the tool.
+inline bool host_instances_in_turn() {
+  const char* concurrent = std::getenv("PORTALAB_TOOLS_CONCURRENT");
+  return !(concurrent && std::string_view(concurrent) == "1") && RegionRecorder::tool_loaded();
+}
+
 // How a concurrent run on `count` instances of Space is timed, for a row's
 // timed_by. On host spaces it also warns when OpenMP binds threads
 // (OMP_PROC_BIND not false): the instances' threads inherit the binding of the
@@ -87,6 +101,9 @@ template <class Space>
 std::string instance_timing(int count) {
   std::string how = count == 1 ? std::string("fence on its instance")
                                : fmt::format("fence on each of {} instances", count);
+  if (is_host_space_v<Space> && count > 1 && host_instances_in_turn())
+    return how + "; one after another: a Kokkos Tools library is loaded "
+                 "(PORTALAB_TOOLS_CONCURRENT=1 runs them at once)";
 #if defined(_OPENMP)
   if (is_host_space_v<Space> && count > 1 && omp_get_proc_bind() != omp_proc_bind_false)
     how += "; OMP_PROC_BIND binds the threads: instances share cores (set OMP_PROC_BIND=false)";
@@ -122,11 +139,12 @@ struct InstanceTimes {
 // A host instance executes its kernels on the thread that launches them, so
 // each instance gets a thread of its own, whose host library calls use that
 // instance's threads; a single one runs on this thread (Kokkos' Threads takes
-// work only from the thread that initialised it). A device instance queues
-// work and returns at once, so all of it is queued from this thread (as CUDA
-// streams are used), then one thread per instance waits on that instance's
-// fence: each completion is seen when it happens, not when an earlier fence
-// returns.
+// work only from the thread that initialised it), and so do several in turn
+// where a Kokkos Tools library could not follow threads (host_instances_in_turn).
+// A device instance queues work and returns at once, so all of it is queued
+// from this thread (as CUDA streams are used), then one thread per instance
+// waits on that instance's fence: each completion is seen when it happens,
+// not when an earlier fence returns.
 template <class Space, class Work>
 InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work) {
   using clock = std::chrono::steady_clock;
@@ -141,10 +159,12 @@ InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work)
   std::vector<std::thread> threads;
   threads.reserve(count);
   if constexpr (is_host_space_v<Space>) {
-    if (count == 1) {
-      const kernels::LibraryThreads<Space> library(instances[0]);
-      work(std::size_t(0), instances[0]);
-      finish(0);
+    if (count == 1 || host_instances_in_turn()) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const kernels::LibraryThreads<Space> library(instances[i]);
+        work(i, instances[i]);
+        finish(i);
+      }
       return {std::move(done_ms)};
     }
     for (std::size_t i = 0; i < count; ++i)

@@ -14,8 +14,10 @@
 
 #include <fmt/format.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -120,6 +122,40 @@ nlohmann::json devices() {
   return out;
 }
 
+// The Kokkos Tools libraries given to Kokkos::initialize, read as it reads
+// them: --kokkos-tools-libs=, or the older --kokkos-tools-library=, over
+// KOKKOS_TOOLS_LIBS over KOKKOS_PROFILE_LIBRARY. A list separated by ';':
+// Kokkos loads the first, which may load the others (kokkos-tools'
+// kernel-filter and sampler pass events on); each is said loaded or not.
+nlohmann::json kokkos_tools(const std::vector<std::string>& command) {
+  std::string libs, from, args = env("KOKKOS_TOOLS_ARGS");
+  for (const char* name : {"KOKKOS_PROFILE_LIBRARY", "KOKKOS_TOOLS_LIBS"})
+    if (const char* v = std::getenv(name)) libs = v, from = name;
+  for (const std::string& a : command) {
+    for (std::string option : {"--kokkos-tools-libs=", "--kokkos-tools-library="})
+      if (a.rfind(option, 0) == 0) {
+        libs = a.substr(option.size());
+        from = option.substr(0, option.size() - 1);
+      }
+    if (const std::string option = "--kokkos-tools-args="; a.rfind(option, 0) == 0)
+      args = a.substr(option.size());
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t start = 0; start < libs.size();) {
+    const std::size_t end = std::min(libs.find(';', start), libs.size());
+    if (const std::string lib = libs.substr(start, end - start); !lib.empty()) {
+      void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);  // only if already loaded
+      list.push_back({{"path", lib}, {"loaded", handle != nullptr}});
+      if (handle) dlclose(handle);
+    }
+    start = end + 1;
+  }
+  nlohmann::json tools{{"libs", list}};
+  if (!list.empty()) tools["from"] = from;
+  if (!args.empty()) tools["args"] = args;
+  return tools;
+}
+
 std::string now_iso8601() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -171,6 +207,7 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"build_type", PORTALAB_BUILD_TYPE},
         {"flags", PORTALAB_CXX_FLAGS}}},
       {"devices", devices()},
+      {"kokkos_tools", kokkos_tools(command)},
       {"host",
        {{"hostname", host},
         {"cpu_model", cpu_model()},

@@ -30,6 +30,11 @@ Assertions (names for --require):
   streams         streams experiments run each variant on as many CUDA streams
                   as it has instances (serial, sequential: 1; concurrent: 2;
                   pipelined_k, instances_k: k)
+  closed          every NVTX range in the profile ended
+  tool_copies     with Kokkos Tools' nvtx-connector loaded (a range of the same
+                  name directly inside another): each of portalab's ranges
+                  comes exactly twice, the connector's copy of its Kokkos
+                  region around portalab's own NVTX range
 """
 import argparse
 import json
@@ -42,7 +47,8 @@ import nsys_sqlite as ns  # noqa: E402
 HOST_SPACES = {"Serial", "OpenMP", "Threads", "HPX"}
 NATIVE = "native"
 ARRAY_COPY_BYTES = 64 * 1024  # below: a reduction's result, a functor, an info word
-ASSERTIONS = ("ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams")
+ASSERTIONS = ("ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams", "closed",
+              "tool_copies")
 
 
 def instances(variant):
@@ -252,6 +258,21 @@ def check_streams(profile, pairs, info):
     return fails, checked
 
 
+def check_closed(profile):
+    fails = [f"{name or '(unnamed)'} at {start} ns never ended" for name, start in profile.unclosed]
+    return fails, len(profile.ranges) + len(profile.unclosed)
+
+
+def check_tool_copies(profile):
+    ours = [r for r in profile.ranges
+            if r.kind == ns.NVTX_PUSH_POP and r.name.startswith("portalab/")]
+    if not any(r.retold for r in profile.ranges):
+        return [], 0  # no tool copies ranges: nothing to check
+    fails = [f"{r.name} at {r.start} ns: {'no copy' if not r.retold else f'{r.retold + 1} copies'}"
+             for r in ours if r.retold != 1]
+    return fails, len(ours)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -287,6 +308,9 @@ def main(argv=None):
     report.add("copy_overlap", *check_copy_overlap(profile, pairs, info),
                "copy_overlap serial, and pipelined with pinned copies, on a device")
     report.add("streams", *check_streams(profile, pairs, info), "streams experiments on a device")
+    report.add("closed", *check_closed(profile), "NVTX ranges")
+    report.add("tool_copies", *check_tool_copies(profile),
+               "portalab's ranges, each with the nvtx-connector's copy")
 
     failed = False
     for name in ASSERTIONS:

@@ -50,6 +50,7 @@ class Range:
     parent: "Range" = field(default=None, repr=False, compare=False)
     children: list = field(default_factory=list, repr=False, compare=False)
     depth: int = 0
+    retold: int = 0  # ranges of its name directly inside it, left out (_nest)
 
     @property
     def pid(self):
@@ -93,6 +94,7 @@ class Profile:
     memsets: list
     session_start_utc_ns: int = None
     warnings: list = field(default_factory=list)
+    unclosed: list = field(default_factory=list)  # (name, start) of NVTX ranges never ended
     _index: dict = field(default=None, repr=False)  # launched_in's, built on first use
 
     def activities(self):
@@ -140,8 +142,9 @@ def _strings(db, tables):
 
 
 def _read_ranges(db, tables, strings):
+    """(the closed ranges, nested; (name, start) of those never ended)."""
     if "NVTX_EVENTS" not in tables:
-        return []
+        return [], []
     cols = _columns(db, "NVTX_EVENTS")
     # Short messages are stored in `text`, registered or deduplicated ones
     # through `textId`, depending on the nsys version: take whichever is set.
@@ -152,31 +155,42 @@ def _read_ranges(db, tables, strings):
     kind = "eventType" if "eventType" in cols else str(NVTX_PUSH_POP)
     rows = db.execute(
         f"SELECT start, end, {text}, {text_id}, {tid}, {kind}, {domain} FROM NVTX_EVENTS "
-        f"WHERE {kind} IN ({NVTX_PUSH_POP}, {NVTX_START_END}) AND end IS NOT NULL AND end >= start "
-        "ORDER BY start, end DESC")
-    ranges = []
+        f"WHERE {kind} IN ({NVTX_PUSH_POP}, {NVTX_START_END}) ORDER BY start, end DESC")
+    ranges, unclosed = [], []
     for start, end, txt, txt_id, gtid, ev, dom in rows:
         name = txt if txt is not None else strings.get(txt_id, "")
-        ranges.append(Range(name or "", start, end, gtid or 0, ev, dom or 0))
-    _nest(ranges)
-    return ranges
+        if end is None or end < start:
+            unclosed.append((name or "", start))
+        else:
+            ranges.append(Range(name or "", start, end, gtid or 0, ev, dom or 0))
+    return _nest(ranges), unclosed
 
 
 def _nest(ranges):
     """Parents and depths of push/pop ranges, per thread, from their times
-    (they nest by construction; start/end ranges stay at depth 0)."""
-    stacks = {}
+    (they nest by construction; start/end ranges stay at depth 0). A range
+    directly inside one of the same name on its thread is that range told
+    twice, and is left out: with Kokkos Tools' nvtx-connector loaded, each of
+    portalab's ranges comes as the connector's copy of its Kokkos region
+    around portalab's own NVTX range. Returns the ranges kept."""
+    stacks, kept = {}, []
     for r in ranges:  # by start, outer first at equal starts
         if r.kind != NVTX_PUSH_POP:
+            kept.append(r)
             continue
         stack = stacks.setdefault(r.tid, [])
         while stack and not (stack[-1].start <= r.start and r.end <= stack[-1].end):
             stack.pop()
+        if stack and stack[-1].name == r.name:
+            stack[-1].retold += 1
+            continue
         if stack:
             r.parent = stack[-1]
             r.depth = stack[-1].depth + 1
             stack[-1].children.append(r)
         stack.append(r)
+        kept.append(r)
+    return kept
 
 
 def _launches(db, tables):
@@ -276,8 +290,10 @@ def load(path):
                               "profile without -t cuda,nvtx")
         strings = _strings(db, tables)
         calls = _launches(db, tables)
-        p = Profile(path, _read_ranges(db, tables, strings), _read_kernels(db, tables, strings, calls),
-                    _read_copies(db, tables, calls), _read_memsets(db, tables, calls))
+        ranges, unclosed = _read_ranges(db, tables, strings)
+        p = Profile(path, ranges, _read_kernels(db, tables, strings, calls),
+                    _read_copies(db, tables, calls), _read_memsets(db, tables, calls),
+                    unclosed=unclosed)
         if "TARGET_INFO_SESSION_START_TIME" in tables:
             row = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
             p.session_start_utc_ns = row[0] if row else None
@@ -352,8 +368,7 @@ class Measurement:
 
 def entries(profile):
     """portalab/<experiment>/<space> ranges, by start."""
-    return [r for r in profile.ranges if r.kind == NVTX_PUSH_POP and _ENTRY.match(r.name)
-            and not (r.parent and r.parent.name == r.name)]  # a second tool's copy of a range
+    return [r for r in profile.ranges if r.kind == NVTX_PUSH_POP and _ENTRY.match(r.name)]
 
 
 def measurements(profile):

@@ -1,5 +1,6 @@
 # Runs `portalab run DECK --out OUT ARGS`, checks its exit code, an expected
-# text in stderr (and stdout), and, on success, that both result files exist and hold rows.
+# text in stderr (and stdout), and, on success, that both result files exist and hold rows
+# (and, with EXPECT_TOOL, that their provenance names that Kokkos Tools library, loaded).
 file(REMOVE_RECURSE "${OUT}")
 execute_process(
   COMMAND "${PORTALAB}" run "${DECK}" --out "${OUT}" ${ARGS}
@@ -26,5 +27,13 @@ if(EXPECT_EXIT EQUAL 0)
   string(JSON failed GET "${json}" summary failed)
   if(rows LESS 1 OR NOT failed EQUAL 0)
     message(FATAL_ERROR "results.json has ${rows} rows and ${failed} failures")
+  endif()
+  if(DEFINED EXPECT_TOOL)
+    string(JSON tool ERROR_VARIABLE no_tool GET "${json}" provenance kokkos_tools libs 0 path)
+    string(JSON loaded ERROR_VARIABLE no_tool GET "${json}" provenance kokkos_tools libs 0 loaded)
+    if(NOT tool STREQUAL EXPECT_TOOL OR NOT loaded)
+      message(FATAL_ERROR "provenance.kokkos_tools.libs[0] is '${tool}' (loaded: ${loaded}), "
+                          "expected '${EXPECT_TOOL}', loaded")
+    endif()
   endif()
 endif()

@@ -6,6 +6,7 @@
 #include "experiment.hpp"
 #include "instances.hpp"
 #include "kernels/library_threads.hpp"
+#include "library_probe.hpp"
 #include "runner.hpp"
 #include "spaces.hpp"
 
@@ -32,38 +33,17 @@ portalab::RunSummary run_inline(const std::string& text) {
 
 // The library's count read inside every host library call, from the region
 // Kokkos Kernels (KokkosBlas::gemm[TPL_BLAS,double]) or portalab's vendor
-// calls (portalab::gemm[TPL_BLAS,double]) push right before calling it.
-class CallObserver {
- public:
-  CallObserver() : m_saved(Kokkos::Tools::Experimental::get_callbacks()) {
-    calls().clear();
-    Kokkos::Tools::Experimental::set_push_region_callback([](const char* name) {
-      const std::string region(name);
-      if (region.find("[TPL_BLAS") == std::string::npos &&
-          region.find("[TPL_LAPACK") == std::string::npos)
-        return;
-      const std::lock_guard<std::mutex> lock(mutex());  // concurrent instances call too
-      calls().push_back({region, LibraryThreadControl::instance().current()});
-    });
-  }
-  ~CallObserver() { Kokkos::Tools::Experimental::set_callbacks(m_saved); }
-
-  struct Call {
-    std::string region;
-    int threads;
-  };
-  static std::vector<Call>& calls() {
-    static std::vector<Call> c;
-    return c;
-  }
-
- private:
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  Kokkos::Tools::Experimental::EventSet m_saved;
-};
+// calls (portalab::gemm[TPL_BLAS,double]) push right before calling it: a
+// recorder around the run's own (those of the cold calls) sees every call.
+std::vector<portalab::RegionRecorder::LibraryCall> host_library_calls(
+    const portalab::RegionRecorder& recorder) {
+  std::vector<portalab::RegionRecorder::LibraryCall> host;
+  for (const auto& call : recorder.library_calls())
+    if (call.region.find("[TPL_BLAS") != std::string::npos ||
+        call.region.find("[TPL_LAPACK") != std::string::npos)
+      host.push_back(call);
+  return host;
+}
 
 // Every host space's name and concurrency, and a count none of them has, to
 // set the library to beforehand: a missing guard then shows.
@@ -101,9 +81,7 @@ TEST(LibraryThreads, EveryHostLibraryCallRunsOnTheSpaceThreads) {
   const auto saved = control.set(before);
   for (const auto& space : host_spaces()) {
     SCOPED_TRACE(space.name);
-    CallObserver observer;
-    // reps 2: the first call of a Kokkos Kernels variant runs under its own
-    // region recorder, the later ones are observed here.
+    portalab::RegionRecorder recorder;
     const auto summary = run_inline(
         "calibrate = \"none\"\nreps = 2\nwarmups = 0\ncopies = \"none\"\nspaces = [\"" +
         space.name +
@@ -112,7 +90,7 @@ TEST(LibraryThreads, EveryHostLibraryCallRunsOnTheSpaceThreads) {
         "variants = [\"sequential\"]\n");
     EXPECT_EQ(summary.failed + summary.errors, 0);
     std::vector<std::string> seen;
-    for (const auto& call : CallObserver::calls()) {
+    for (const auto& call : host_library_calls(recorder)) {
       EXPECT_EQ(call.threads, space.threads) << call.region;
       if (std::find(seen.begin(), seen.end(), call.region) == seen.end())
         seen.push_back(call.region);
@@ -138,14 +116,15 @@ TEST(LibraryThreads, PartitionCallsUseThePartitionThreads) {
       if (!portalab::why_not_partitionable(Space(), 2).empty()) return;
       SCOPED_TRACE(Space::name());
       const int expected = portalab::partition(Space(), 2)[0].concurrency();
-      CallObserver observer;
+      portalab::RegionRecorder recorder;
       const auto summary = run_inline(
           "calibrate = \"none\"\nreps = 1\nwarmups = 0\ncopies = \"none\"\nspaces = [\"" +
           std::string(Space::name()) +
           "\"]\n[inverse_pair]\nsizes = [40]\nvariants = [\"concurrent\"]\n");
       EXPECT_EQ(summary.failed + summary.errors, 0);
-      ASSERT_FALSE(CallObserver::calls().empty());
-      for (const auto& call : CallObserver::calls()) EXPECT_EQ(call.threads, expected);
+      const auto calls = host_library_calls(recorder);
+      ASSERT_FALSE(calls.empty());
+      for (const auto& call : calls) EXPECT_EQ(call.threads, expected);
       ASSERT_EQ(summary.results.size(), 1u);
       const auto& row = summary.results.front();
       EXPECT_EQ(row.threads, Space().concurrency());

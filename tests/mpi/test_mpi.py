@@ -5,7 +5,8 @@
 Checks what rank 0 writes (rows combined over the ranks, per-rank figures,
 scaling against one rank), every distributed experiment's check, a deck
 error said once with every rank exiting 2, a failure on one rank only
-recorded on all, SIGTERM to the launcher and a rank killed outright. Every
+recorded on all, SIGTERM to the launcher and a rank killed outright, a Kokkos
+Tools library on every rank (PORTALAB_EVENT_CHECKER: tests/tools/). Every
 run is under a timeout: a hang in a collective fails the test.
 """
 import json
@@ -148,6 +149,18 @@ class AggregationTest(Base):
         rows = self.results()["results"]
         self.assertTrue(all(r["check"] in ("PASS", "N/A") for r in rows))
         self.assertTrue(any(r["ranks"] == 2 and r["check"] == "N/A" for r in rows))
+
+
+class ToolTest(Base):
+    def test_a_kokkos_tool_on_every_rank(self):
+        # portalab's checking tool (tests/tools/) loaded by each rank: every
+        # rank's events balanced, none lost while a cold call was recorded.
+        tool = os.environ.get("PORTALAB_EVENT_CHECKER")
+        if not tool:
+            self.skipTest("PORTALAB_EVENT_CHECKER (the tool's path) not set")
+        p = self.run_deck(os.path.join(DECKS, "mpi_node.toml"), env=dict(ENV, KOKKOS_TOOLS_LIBS=tool))
+        self.assertEqual(p.stderr.count("portalab test tool: PASS"), RANKS, p.stderr)
+        self.assertEqual(self.results()["summary"]["failed"], 0)
 
 
 class FailureTest(Base):

@@ -77,7 +77,10 @@ VENDOR_KERNEL = "void getrf_pivot_kernel<float, 256>(int, float*, int, int*)"
 
 
 class FakeExport:
-    def __init__(self, path, text_ids=False):
+    """connector: each range also comes as the copy Kokkos Tools'
+    nvtx-connector makes of portalab's Kokkos region, around portalab's own."""
+
+    def __init__(self, path, text_ids=False, connector=False):
         if os.path.exists(path):
             os.remove(path)
         self.db = sqlite3.connect(path)
@@ -86,6 +89,7 @@ class FakeExport:
         self.db.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')",
                         (1_700_000_000_000_000_000,))
         self.text_ids = text_ids
+        self.connector = connector
         self.strings = {}
         self.correlation = 0
 
@@ -97,10 +101,11 @@ class FakeExport:
 
     def range(self, name, start, end, tid=MAIN_TID):
         text, text_id = (None, self.string(name)) if self.text_ids else (name, None)
-        self.db.execute(
-            "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
-            "globalTid, endGlobalTid, textId, domainId) VALUES (?, ?, 59, NULL, 0, NULL, ?, ?, "
-            "NULL, ?, 0)", (start, end, text, tid, text_id))
+        for s, e in [(start, end)] + ([(start - 1, end + 1)] if self.connector else []):
+            self.db.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
+                "globalTid, endGlobalTid, textId, domainId) VALUES (?, ?, 59, NULL, 0, NULL, ?, "
+                "?, NULL, ?, 0)", (s, e, text, tid, text_id))
 
     def _call(self, name, at, tid):
         self.correlation += 1
@@ -306,8 +311,8 @@ def portalab_run(fx, rows, faults=()):
     return clock.tick()
 
 
-def write(path, rows, faults=(), text_ids=False):
-    fx = FakeExport(path, text_ids=text_ids)
+def write(path, rows, faults=(), text_ids=False, connector=False):
+    fx = FakeExport(path, text_ids=text_ids, connector=connector)
     portalab_run(fx, rows, faults)
     fx.close()
     return path

@@ -42,10 +42,10 @@ class Base(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def export(self, rows, faults=(), text_ids=False, name="profile"):
+    def export(self, rows, faults=(), text_ids=False, name="profile", connector=False):
         """(SQLite export, results.json) of a run that recorded rows."""
         db = os.path.join(self.tmp, f"{name}.sqlite")
-        fake_nsys.write(db, rows, faults, text_ids)
+        fake_nsys.write(db, rows, faults, text_ids, connector)
         results = os.path.join(self.tmp, f"{name}.json")
         with open(results, "w") as f:
             json.dump({"results": rows}, f)
@@ -90,6 +90,19 @@ class ReaderTest(Base):
             copies = r["copies"] != "none"
             self.assertTrue(all((rep.h2d is not None) == copies for rep in m.reps))
             self.assertIsNotNone(m.verify)
+
+    def test_the_nvtx_connector_copy_of_each_range_is_left_out(self):
+        # Kokkos Tools' nvtx-connector beside portalab's own NVTX ranges: every
+        # range twice, the connector's around portalab's; read as one.
+        rows = fake_nsys.streams_rows()
+        alone = ns.load(self.export(rows, name="alone")[0])
+        both = ns.load(self.export(rows, name="both", connector=True)[0])
+        with sqlite3.connect(os.path.join(self.tmp, "both.sqlite")) as db:
+            self.assertEqual(db.execute("SELECT COUNT(*) FROM NVTX_EVENTS").fetchone()[0],
+                             2 * len(alone.ranges))
+        self.assertEqual([(r.name, r.depth) for r in alone.ranges],
+                         [(r.name, r.depth) for r in both.ranges])
+        self.assertEqual(len(ns.measurements(both)), len(rows))
 
     def test_activities_carry_their_launching_call_and_copy_kind(self):
         p = ns.load(self.export(fake_nsys.copy_rows())[0])
@@ -146,8 +159,37 @@ class CheckTest(Base):
         self.assertEqual(rc, 0, out + err)
         got = statuses(out)
         self.assertEqual({k for k, v in got.items() if v == "PASS"},
-                         {"ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams"})
+                         {"ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams",
+                          "closed"})
+        self.assertEqual(got["tool_copies"], "SKIP")  # portalab's own ranges alone
         self.assertIn("pipelined_2 copies=pinned: share of copy time", out)
+
+    def test_a_good_run_with_the_nvtx_connector_passes_every_assertion(self):
+        db, results = self.export(fake_nsys.streams_rows(), connector=True)
+        rc, out, err = script("nsys_check.py", db, results, "--require",
+                              "ranges,kernel_labels,copy_overlap,streams,closed,tool_copies")
+        self.assertEqual(rc, 0, out + err)
+
+    def test_a_range_told_once_beside_the_connector_fails(self):
+        db, results = self.export(fake_nsys.copy_rows(), connector=True)
+        with sqlite3.connect(db) as c:  # the connector's copy of one verify range lost
+            c.execute("DELETE FROM NVTX_EVENTS WHERE rowid = (SELECT rowid FROM NVTX_EVENTS WHERE "
+                      "text LIKE '%/verify' ORDER BY start LIMIT 1)")
+        rc, out, err = script("nsys_check.py", db, results)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(statuses(out)["tool_copies"], "FAIL", out)
+        self.assertIn("/verify at", out)
+        self.assertIn("no copy", out)
+
+    def test_a_range_never_ended_fails(self):
+        db, results = self.export(fake_nsys.copy_rows())
+        with sqlite3.connect(db) as c:
+            c.execute("UPDATE NVTX_EVENTS SET end = NULL WHERE rowid = (SELECT rowid FROM "
+                      "NVTX_EVENTS WHERE text LIKE '%/cold' ORDER BY start LIMIT 1)")
+        rc, out, err = script("nsys_check.py", db, results)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(statuses(out)["closed"], "FAIL", out)
+        self.assertRegex(out, r"portalab/vector_poly/Cuda/cold at \d+ ns never ended")
 
     def test_a_good_copies_run_passes_and_text_ids_change_nothing(self):
         for text_ids in (False, True):

@@ -1,0 +1,117 @@
+// Event sequences for tests/tools/event_checker.cpp, one per case named on the
+// command line, run with the checker loaded (KOKKOS_TOOLS_LIBS): "balanced"
+// raises every kind of event, well formed, from two threads, and must pass;
+// each other case breaks one rule and must make the checker fail the run.
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+
+namespace {
+
+using Host = Kokkos::DefaultHostExecutionSpace;
+
+void balanced() {
+  Kokkos::Profiling::pushRegion("outer");
+  Kokkos::View<double*, Kokkos::HostSpace> a("a", 100), b("b", 100);
+  Kokkos::parallel_for("fill", Kokkos::RangePolicy<Host>(0, 100), [=](int i) { a(i) = i; });
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sum", Kokkos::RangePolicy<Host>(0, 100), [=](int i, double& s) { s += a(i); }, sum);
+  Kokkos::parallel_scan(
+      "prefix", Kokkos::RangePolicy<Host>(0, 100), [=](int i, double& s, bool last) {
+        s += a(i);
+        if (last) b(i) = s;
+      });
+  Kokkos::deep_copy(b, a);
+  Kokkos::fence("checker_cases: fence");
+  std::uint32_t section = 0;
+  Kokkos::Profiling::createProfileSection("section", &section);
+  Kokkos::Profiling::startSection(section);
+  Kokkos::Profiling::stopSection(section);
+  Kokkos::Profiling::destroyProfileSection(section);
+  // Regions nest per thread, however the threads' events interleave.
+  std::thread other([] {
+    for (int i = 0; i < 100; ++i) {
+      Kokkos::Profiling::pushRegion("other thread");
+      Kokkos::Profiling::pushRegion("other thread, inner");
+      Kokkos::Profiling::popRegion();
+      Kokkos::Profiling::popRegion();
+    }
+  });
+  for (int i = 0; i < 100; ++i) {
+    Kokkos::Profiling::pushRegion("this thread");
+    Kokkos::Profiling::popRegion();
+  }
+  other.join();
+  Kokkos::Profiling::popRegion();
+}
+
+// A kernel phase of entry "portalab/e/Serial" ("cold/kernel" or "kernel")
+// raising a kernel named `kernel`, or nothing.
+void phase(const std::string& name, const char* kernel) {
+  Kokkos::Profiling::pushRegion("portalab/e/Serial/" + name);
+  if (kernel) {
+    std::uint64_t id = 0;
+    Kokkos::Tools::beginParallelFor(kernel, 0, &id);
+    Kokkos::Tools::endParallelFor(id);
+  }
+  Kokkos::Profiling::popRegion();
+}
+
+const std::map<std::string, std::function<void()>> cases = {
+    {"balanced", balanced},
+    {"pop_without_push", [] { Kokkos::Profiling::popRegion(); }},
+    {"region_left_open", [] { Kokkos::Profiling::pushRegion("left open"); }},
+    {"kernel_never_ended",
+     [] {
+       std::uint64_t id = 0;
+       Kokkos::Tools::beginParallelFor("never ended", 0, &id);
+     }},
+    {"kernel_ended_as_another_kind",
+     [] {
+       std::uint64_t id = 0;
+       Kokkos::Tools::beginParallelReduce("a reduce", 0, &id);
+       Kokkos::Tools::endParallelFor(id);
+     }},
+    {"fence_ended_without_begin", [] { Kokkos::Tools::endFence(123456789); }},
+    {"deep_copy_never_ended",
+     [] {
+       const auto host = Kokkos::Tools::make_space_handle("Host");
+       Kokkos::Tools::beginDeepCopy(host, "dst", nullptr, host, "src", nullptr, 8);
+     }},
+    {"section_never_stopped",
+     [] {
+       std::uint32_t section = 0;
+       Kokkos::Profiling::createProfileSection("never stopped", &section);
+       Kokkos::Profiling::startSection(section);
+     }},
+    {"event_lost_in_cold_call",
+     [] {
+       phase("cold/kernel", nullptr);
+       phase("kernel", "portalab::work");
+     }},
+    {"cold_call_lost",
+     [] {
+       phase("kernel", "portalab::work");
+     }},
+};
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  const auto it = argc == 2 ? cases.find(argv[1]) : cases.end();
+  if (it == cases.end()) {
+    std::fprintf(stderr, "usage: %s CASE; cases:", argv[0]);
+    for (const auto& [name, run] : cases) std::fprintf(stderr, " %s", name.c_str());
+    std::fprintf(stderr, "\n");
+    return 2;
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  it->second();
+  return 0;
+}
