@@ -237,6 +237,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
                all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
                init_ms);
 
+  if (root)
+    fmt::print(stderr, "energy: {}\n",
+               meters ? meters->summary() : std::string("off (--energy off, or the deck's energy key)"));
   if (!limits && deck.calibrate != "none") {
     const auto used = spaces_used(deck);
     if (root)

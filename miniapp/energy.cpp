@@ -1,6 +1,7 @@
 #include "energy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <dlfcn.h>
 
@@ -340,6 +341,20 @@ nlohmann::json EnergyMeters::describe() const {
   j["cpu"] = cpu ? nlohmann::json{{"zones", cpu->zones()}}
                  : nlohmann::json{{"not_available", cpu_why_not}};
   return j;
+}
+
+std::string EnergyMeters::summary() const {
+  const nlohmann::json d = describe();
+  const std::string gpu_text =
+      gpu ? fmt::format("GPU {} through NVML{}", d["gpu"].value("name", "?"),
+                        d["gpu"].contains("energy_not_available")
+                            ? fmt::format(" (clocks only: {})", d["gpu"]["energy_not_available"].get<std::string>())
+                            : std::string())
+          : fmt::format("GPU not measured: {}", gpu_why_not);
+  const std::string cpu_text =
+      cpu ? fmt::format("CPU through RAPL ({})", fmt::join(cpu->zones(), ", "))
+          : fmt::format("CPU not measured: {}", cpu_why_not);
+  return gpu_text + "; " + cpu_text;
 }
 
 // ---- An entry's figures --------------------------------------------------------

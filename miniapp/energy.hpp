@@ -96,6 +96,8 @@ struct EnergyMeters {
   static EnergyMeters open(const nlohmann::json& device);
   // What the provenance records: each GPU's settings, the CPU zones, or why not.
   nlohmann::json describe() const;
+  // One line for the console: what is read, and why not where nothing is.
+  std::string summary() const;
 };
 
 // One source's figures over an entry's timed repetitions.

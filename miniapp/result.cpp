@@ -15,7 +15,6 @@
 #include <fstream>
 #include <map>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -433,20 +432,17 @@ std::string csv_value(const Value& v) {
       v);
 }
 
-// Under a group's table: each row's energy where measured, why not once
-// where it was not, and THROTTLED rows (clocks held down while timed).
+// Under a group's table: each row's energy where measured (why not is said
+// once, when the run starts, and in the files), and THROTTLED rows (clocks
+// held down while timed).
 std::string energy_lines(const std::vector<const Result*>& rows) {
   std::string out;
-  std::set<std::string> why_not;
   for (const Result* r : rows) {
     if (!r->energy || (r->status != Status::pass && r->status != Status::fail)) continue;
     const EntryEnergy& e = *r->energy;
     const SourceEnergy& s = e.own();
     const std::string who = fmt::format("  {:<8} {:<14} {:<8}", r->space, r->variant, to_string(r->copies));
-    if (!s.measured()) {
-      why_not.insert(fmt::format("{}: {}", e.gpu_read ? "GPU" : "CPU", s.not_available));
-      continue;
-    }
+    if (!s.measured()) continue;
     std::vector<std::string> parts{fmt::format("{:.4g} J/rep ({}), kernel {:.4g} J, {:.4g} W",
                                                s.joules_per_rep, e.gpu_read ? "GPU" : "CPU",
                                                s.kernel_joules_per_rep, s.mean_power_w)};
@@ -459,7 +455,6 @@ std::string energy_lines(const std::vector<const Result*>& rows) {
       parts.push_back(fmt::format("counter moved in {} of {} reps: coarse", s.reps_counted, s.reps));
     out += fmt::format("{} energy: {}\n", who, fmt::join(parts, ", "));
   }
-  for (const auto& why : why_not) out += fmt::format("  energy not measured: {}\n", why);
   for (const Result* r : rows)
     if (r->energy && r->energy->throttled)
       out += fmt::format("  THROTTLED {} {} {}: clocks held down ({}) during the timed "
