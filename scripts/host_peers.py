@@ -27,6 +27,12 @@ import time
 
 import portalab_results as pr
 
+# The CPUs this process may run on, before Numba starts its threads: with
+# OMP_PROC_BIND set, Numba's OpenMP layer binds the main thread to one CPU, and
+# a child started afterwards inherits that one CPU (BabelStream's 16 threads
+# ran on one core of a 16-core node and reported 15 GB/s).
+CPUS = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+
 
 def peers():
     """Numba versions of the kernels, built on first use (Numba's import and
@@ -233,7 +239,8 @@ def babelstream(path, threads, n):
     """BabelStream's best copy and triad GB/s (its MB/s are 10^6 bytes)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     out = subprocess.run([path, "-s", str(n), "-n", "20"], env=env, capture_output=True,
-                         text=True, check=True).stdout
+                         text=True, check=True,
+                         preexec_fn=(lambda: os.sched_setaffinity(0, CPUS)) if CPUS else None).stdout
     rates = {}
     for line in out.splitlines():
         m = re.match(r"^(Copy|Mul|Add|Triad|Dot)\s+([0-9.]+)", line)
