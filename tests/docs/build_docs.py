@@ -59,6 +59,8 @@ def main():
         f.write(config)
     build = subprocess.run([a.mkdocs, "build", "--strict", "--clean", "-q", "-f", config_path])
     if build.returncode != 0:
+        # MkDocs writes the pages before it aborts on its warnings: none stay.
+        shutil.rmtree(site, ignore_errors=True)
         print(f"build_docs: mkdocs build --strict failed (exit {build.returncode})")
         return 1
     print(f"build_docs: the guide is in {site}/index.html")

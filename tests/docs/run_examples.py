@@ -61,12 +61,20 @@ def needs_of(body):
     return [n.strip() for n in m.group(1).split(",") if n.strip()] if m else []
 
 
-def workspace(work, source, build):
+def workspace(work, source, build, python):
+    """The page's folder, and the PATH its blocks run with."""
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "build"))
     for folder in REPOSITORY_FOLDERS:
         os.symlink(os.path.join(source, folder), os.path.join(work, folder))
     os.symlink(build, os.path.join(work, "build", "host"))
+    path = [build]
+    if python:  # `scripts/report.py` runs the first python3 on PATH
+        python_bin = os.path.join(work, ".python-bin")
+        os.makedirs(python_bin)
+        os.symlink(os.path.abspath(python), os.path.join(python_bin, "python3"))
+        path.append(python_bin)
+    return os.pathsep.join(path + [os.environ.get("PATH", "")])
 
 
 def main():
@@ -83,20 +91,12 @@ def main():
     if not os.access(a.portalab, os.X_OK):
         print(f"run_examples: {a.portalab}: not an executable", file=sys.stderr)
         return 2
-    path = [build]
-    if a.python:  # `scripts/report.py` runs the first python3 on PATH
-        python_bin = os.path.join(os.path.abspath(a.work), "python-bin")
-        shutil.rmtree(python_bin, ignore_errors=True)
-        os.makedirs(python_bin)
-        os.symlink(os.path.abspath(a.python), os.path.join(python_bin, "python3"))
-        path.append(python_bin)
-    env = dict(os.environ, PATH=os.pathsep.join(path + [os.environ.get("PATH", "")]))
     failed = ran = listed = 0
     for page in a.pages:
         with open(page, encoding="utf-8") as f:
             text = f.read()
         work = os.path.join(os.path.abspath(a.work), os.path.splitext(os.path.basename(page))[0])
-        workspace(work, source, build)
+        env = dict(os.environ, PATH=workspace(work, source, build, a.python))
         for line, info, body in blocks(text):
             if info not in SHELL_FENCES:
                 continue
