@@ -96,32 +96,31 @@ def markdown_links(text):
 
 
 def check_readme(readme, site, pages):
-    """Broken links of the README: (line, target, why)."""
+    """The README's internal links counted, and the broken ones as (line, target, why)."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     headings = {slugify(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M)}
     root = os.path.dirname(os.path.abspath(readme))
+    count, broken = 0, []
     for line, target in markdown_links(text):
         if external(target):
             continue
-        check_readme.links += 1
+        count += 1
         parts = urlsplit(target)
         path = unquote(parts.path)
         if not path:
             if parts.fragment not in headings:
-                yield line, target, f"no heading #{parts.fragment} in the README"
+                broken.append((line, target, f"no heading #{parts.fragment} in the README"))
             continue
         if path.startswith("docs/") and path.endswith(".md"):
             page = path[len("docs/"):-len(".md")] + ".html"
             why = check_target(site, pages, "index.html",
                                page + (f"#{parts.fragment}" if parts.fragment else ""))
             if why:
-                yield line, target, why
+                broken.append((line, target, why))
         elif not os.path.exists(os.path.join(root, path)):
-            yield line, target, f"no file {path} in the repository"
-
-
-check_readme.links = 0
+            broken.append((line, target, f"no file {path} in the repository"))
+    return count, broken
 
 
 def main():
@@ -146,13 +145,15 @@ def main():
             if why:
                 source = name[:-len(".html")] + ".md"
                 broken.append(f"{source} (built {name}): link '{target}': {why}")
+    readme_links = 0
     if a.readme:
-        for line, target, why in check_readme(a.readme, a.site, pages):
+        readme_links, readme_broken = check_readme(a.readme, a.site, pages)
+        for line, target, why in readme_broken:
             broken.append(f"{a.readme}:{line}: link '{target}': {why}")
     for b in broken:
         print(f"BROKEN {b}")
     print(f"check_links: {len(pages)} pages, {links} internal links checked"
-          f"{f' and {check_readme.links} of the README' if a.readme else ''}, {len(broken)} broken")
+          f"{f' and {readme_links} of the README' if a.readme else ''}, {len(broken)} broken")
     return 1 if broken else 0
 
 
