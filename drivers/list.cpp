@@ -113,13 +113,16 @@ void experiment_markdown(const ExperimentInfo& e) {
   for (std::size_t v = 0; v < e.variants.size(); ++v) {
     const VariantTraits& t = e.traits.at(v);
     std::vector<std::string> facts;
-    if (t.instances > 1) facts.push_back(fmt::format("runs on {} concurrent instances", t.instances));
+    if (t.instances > 1)
+      facts.push_back(fmt::format("runs on {} concurrent instances", t.instances));
     if (t.needs_copies) facts.push_back("times its own copies (N/A with copies = none)");
-    if (t.bound && *t.bound != e.bound) facts.push_back(fmt::format("limited by {}", to_string(*t.bound)));
+    if (t.bound && *t.bound != e.bound)
+      facts.push_back(fmt::format("limited by {}", to_string(*t.bound)));
     for (const auto& u : t.unserved)
       facts.push_back(fmt::format("N/A in {} {}: {}", u.space, u.dtype, u.why));
     if (!facts.empty())
-      rows.push_back(fmt::format("| `{}` | {} |", e.variants[v], cell(fmt::format("{}", fmt::join(facts, "; ")))));
+      rows.push_back(fmt::format("| `{}` | {} |", e.variants[v],
+                                 cell(fmt::format("{}", fmt::join(facts, "; ")))));
   }
   if (!rows.empty()) fmt::print("| variant | |\n| --- | --- |\n{}\n\n", fmt::join(rows, "\n"));
 
@@ -206,7 +209,8 @@ void deck_markdown(const DeckListing& listing, const Deck& deck, const Catalog& 
     fmt::print("| [`{0}`](experiments.md#{0}) | {1} | {2} | {3} | {4} | {5} | {6} ({7}) | {8} |\n",
                p.experiment, fmt::join(sizes_text(p.sizes), ", "), fmt::join(p.dtypes, ", "),
                all_variants ? "all" : fmt::format("{}", fmt::join(p.variants, ", ")),
-               p.spaces == catalog.spaces ? "all compiled" : fmt::format("{}", fmt::join(p.spaces, ", ")),
+               p.spaces == catalog.spaces ? "all compiled"
+                                          : fmt::format("{}", fmt::join(p.spaces, ", ")),
                fmt::join(copies_text(p.copies), ", "), p.reps, p.warmups,
                cell(parameters_text(p.parameters)) +
                    (p.ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(p.ranks, ", "))));
@@ -258,7 +262,8 @@ void list_decks(ListFormat format) {
     const Catalog catalog = every_space_catalog();
     if (format == ListFormat::json) {
       nlohmann::json all = nlohmann::json::array();
-      for (const auto& d : decks) all.push_back(deck_json(d, load_deck(d.path.string(), catalog), catalog));
+      for (const auto& d : decks)
+        all.push_back(deck_json(d, load_deck(d.path.string(), catalog), catalog));
       std::vector<std::string> folder_names;
       for (const auto& f : folders) folder_names.push_back(f.string());
       fmt::print("{}\n", nlohmann::json{{"folders", folder_names}, {"decks", all}}.dump(2));
