@@ -340,11 +340,15 @@ class HostPeersTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
+    @staticmethod
+    def need_numba():
         try:
             import numba  # noqa: F401
         except ImportError:
             sys.exit(SKIP)
+
+    def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
+        self.need_numba()
         # One experiment: Numba compiles each parallel loop in seconds.
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
@@ -358,10 +362,7 @@ class HostPeersTest(unittest.TestCase):
         self.assertRegex(out, r"rows: [1-9]")
 
     def test_rounds_run_portalab_again_before_each_peer(self):
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            sys.exit(SKIP)
+        self.need_numba()
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
                               "--experiment", "stream_copy", "--portalab", os.environ["PORTALAB"],
@@ -374,10 +375,7 @@ class HostPeersTest(unittest.TestCase):
         self.assertIn("2 rounds", out)
 
     def test_a_binary_that_fails_exits_2_naming_it(self):
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            sys.exit(SKIP)
+        self.need_numba()
         rc, _, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                             "--space", self.space, "--min-n", "0", "--experiment", "stream_copy",
                             "--portalab", "/bin/false")
