@@ -279,7 +279,7 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
 }
 
 int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& given,
-              bool quick, const std::vector<std::string>& command, int& kokkos_argc,
+              bool quick, bool energy, const std::vector<std::string>& command, int& kokkos_argc,
               char** kokkos_argv) {
   // The rule of `run --spaces` and of a deck's spaces.
   const auto spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
@@ -303,8 +303,10 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
                        {"calibration", portalab::to_json(cal)}};
     // What bounds the limits measured: each GPU's power limit, clocks, ECC.
     doc["provenance"]["energy"] =
-        portalab::EnergyMeters::open(portalab::rank_provenance().value("device", nlohmann::json()))
-            .describe();
+        energy ? portalab::EnergyMeters::open(
+                     portalab::rank_provenance().value("device", nlohmann::json()))
+                     .describe()
+               : nlohmann::json{{"off", true}};
     try {
       portalab::write_file_atomically(
           *out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -479,6 +481,12 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure, each once (default: all compiled)")
       ->delimiter(',');
   cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
+  std::string cal_energy = "on";
+  cal_cmd
+      ->add_option("--energy", cal_energy,
+                   "record each GPU's power limit, application clocks, persistence mode and ECC "
+                   "(NVML) with the limits: on (default) or off (NVML never loaded)")
+      ->check(CLI::IsMember({"on", "off"}));
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
   bool names_only = false;
   auto* names_flag = list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
@@ -558,7 +566,8 @@ int main(int argc, char** argv) {
       if (root) fmt::print(stderr, "warning: {}\n", warning);
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
-      return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());
+      return calibrate(cal_out, cal_spaces, cal_quick, cal_energy == "on", command, kokkos_argc,
+                       kokkos_args.data());
     return run(deck_path, out, overrides, calibration_path, dry, energy, command, kokkos_argc,
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
