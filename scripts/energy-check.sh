@@ -13,9 +13,11 @@
 # docs/performance.md. Exit 1 if a check failed or a run did, 2 if the binary
 # or nvidia-smi is missing.
 #   scripts/energy-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/energy-check
+# BUILD_DIR is any folder holding a Cuda build's portalab (an install's bin).
 # ENERGY_CHECK_LONG_MIN_S: the shortest the long run may last (default 20 s;
 # the script's own test runs a fake portalab).
 set -euo pipefail
+case ${1:-} in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-build/cuda}
 out=${2:-results/energy-check}
