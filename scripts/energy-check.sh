@@ -27,42 +27,18 @@ command -v nvidia-smi >/dev/null || { echo "energy-check: no nvidia-smi on PATH"
 mkdir -p "$out"
 
 # The entries: long enough that a 20 ms sampler sees each for seconds (at an
-# H100's 51 / 64 TFLOP/s and 2.8 TB/s: about 5, 4 and 3.5 s).
-write_deck() {  # FILE GEMM_REPS COPY_REPS
-  cat >"$1" <<EOF
-calibrate = "none"
-spaces = ["Cuda"]
-copies = "none"
-warmups = 3
-
-[gemm]
-sizes = [8192]
-dtypes = ["float32", "float64"]
-variants = ["vendor"]
-reps = $2
-
-[stream_copy]
-sizes = [200_000_000]
-dtypes = ["float64"]
-variants = ["kernel"]
-reps = $3
-EOF
+# H100's 51 / 64 TFLOP/s and 2.8 TB/s: about 5, 4 and 3.5 s); the long run
+# about 40 s of float32 gemm.
+deck_head() { printf 'calibrate = "none"\nspaces = ["Cuda"]\ncopies = "none"\nwarmups = 3\n'; }
+gemm() {  # DTYPES REPS
+  printf '\n[gemm]\nsizes = [8192]\ndtypes = %s\nvariants = ["vendor"]\nreps = %s\n' "$1" "$2"
 }
-write_deck "$out/entries.toml" 250 3000
-write_deck "$out/cost.toml" 40 400
-# About 40 s of float32 gemm.
-cat >"$out/long.toml" <<EOF
-calibrate = "none"
-spaces = ["Cuda"]
-copies = "none"
-warmups = 3
-
-[gemm]
-sizes = [8192]
-dtypes = ["float32"]
-variants = ["vendor"]
-reps = 1800
-EOF
+copy() {  # REPS
+  printf '\n[stream_copy]\nsizes = [200_000_000]\ndtypes = ["float64"]\nvariants = ["kernel"]\nreps = %s\n' "$1"
+}
+{ deck_head; gemm '["float32", "float64"]' 250; copy 3000; } >"$out/entries.toml"
+{ deck_head; gemm '["float32", "float64"]' 40; copy 400; } >"$out/cost.toml"
+{ deck_head; gemm '["float32"]' 1800; } >"$out/long.toml"
 
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv | tee "$out/gpu.csv"
