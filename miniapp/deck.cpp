@@ -2,6 +2,7 @@
 
 #include "deck_search.hpp"
 #include "hash.hpp"
+#include "space_names.hpp"
 #include "suggest.hpp"
 
 #include <fmt/format.h>
@@ -30,10 +31,6 @@ const std::vector<std::string>& global_keys() {
                                              "warmups",   "calibrate",    "profile_reps",
                                              "ranks",     "energy"};
   return keys;
-}
-
-bool is_host_space_name(std::string_view space) {
-  return space == "Serial" || space == "OpenMP" || space == "Threads" || space == "HPX";
 }
 
 std::string content_hash(std::string_view bytes) {

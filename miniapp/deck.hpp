@@ -86,7 +86,4 @@ std::string read_bounded(const std::string& path, std::size_t max_bytes, std::st
 // JSON text nested deeper: nlohmann::json recurses once per level.
 void check_json_nesting(std::string_view text, const std::string& path, int max_depth);
 
-// Kokkos' host execution spaces by name (Serial, OpenMP, Threads, HPX).
-bool is_host_space_name(std::string_view space);
-
 }  // namespace portalab

@@ -1,5 +1,7 @@
 #include "spaces.hpp"
 
+#include "space_names.hpp"
+
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
 #endif
@@ -13,12 +15,15 @@ std::vector<std::string> enabled_space_names() {
 }
 
 bool is_host_space(std::string_view name) {
+  bool compiled = false;
   bool host = false;
   for_each_space([&](auto tag) {
     using Space = typename decltype(tag)::type;
-    if (name == Space::name()) host = is_host_space_v<Space>;
+    if (name != Space::name()) return;
+    compiled = true;
+    host = is_host_space_v<Space>;
   });
-  return host;
+  return compiled ? host : is_host_space_name(name);
 }
 
 int visible_device_count() {

@@ -66,7 +66,8 @@ std::string canonical_space_name(std::string_view name);
 // and --kokkos-device-id choose among them); -1 where not known (no Cuda).
 int visible_device_count();
 
-// True for a compiled space whose memory is the host's (by name).
+// True for a space whose memory is the host's: a compiled space by its memory
+// space, any other by is_host_space_name (rows from another build).
 bool is_host_space(std::string_view name);
 
 // Kokkos' concurrency() of the space's default instance (Serial 1, OpenMP

@@ -57,6 +57,23 @@ TEST(Analysis, SmallestSizeWhereTheDeviceBeatsTheBestHostSpace) {
       << portalab::format_analysis(rows);
 }
 
+// Rows may come from another build (a results file, a test): a host space this
+// build lacks is still a host space, never a device to compare against.
+TEST(Analysis, AHostSpaceThisBuildLacksIsStillAHost) {
+  for (const char* name : {"Serial", "OpenMP", "Threads", "HPX"})
+    EXPECT_TRUE(portalab::is_host_space(name)) << name;
+  for (const char* name : {"Cuda", "HIP", "SYCL", "NoSuchSpace"})
+    EXPECT_FALSE(portalab::is_host_space(name)) << name;
+  std::vector<Result> rows{row("Serial", 1000, CopyMode::none, 1.0, 1.0),
+                           row("OpenMP", 1000, CopyMode::none, 0.5, 0.5),
+                           row("Threads", 1000, CopyMode::none, 0.7, 0.7),
+                           row("Cuda", 1000, CopyMode::pageable, 0.6, 0.9)};
+  const auto found = portalab::find_crossovers(rows);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].device, "Cuda");
+  EXPECT_FALSE(found[0].without_copies.smallest_n);  // 0.6 ms against OpenMP's 0.5
+}
+
 TEST(Analysis, NeverInTheRangeAndNotMeasuredAreSaidSo) {
   std::vector<Result> rows{row(host, 1000, CopyMode::none, 1.0, 1.0),
                            row(host, 2000, CopyMode::none, 2.0, 2.0),
