@@ -262,6 +262,8 @@ def main():
         doc = pr.read_document(args.results)
         rows = [r for r in doc["results"] if r["space"] == args.space]
         prov = doc["provenance"]
+    except pr.ResultsError as e:
+        pr.fail(str(e))
     except (OSError, ValueError, KeyError, TypeError) as e:
         pr.fail(f"{args.results}: not a portalab results.json ({e})")
     try:
@@ -286,7 +288,7 @@ def main():
         case = make_case(r, np, kernels)
         if case is None:
             continue
-        threads = int(r.get("threads") or 1)
+        threads = r.get("threads") or 1
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         peer, peer_min, peer_max = median_ms(case, args.reps)
         ours = r["kernel_ms"]
@@ -334,7 +336,7 @@ def main():
             print(f"FAIL  no calibration of {args.space} in {args.results}")
             missed += 1
         else:
-            threads = max(int(r.get("threads") or 1) for r in rows) if rows else os.cpu_count()
+            threads = max(r.get("threads") or 1 for r in rows) if rows else os.cpu_count()
             elements = max(cal["stream_bytes"] // 8, 1 << 25)
             stream = babelstream(args.stream, threads, elements)
             best = max(stream.get("copy", 0), stream.get("triad", 0))
