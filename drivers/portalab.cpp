@@ -17,6 +17,7 @@
 #include "experiment.hpp"
 #include "interrupt.hpp"
 #include "kokkos_options.hpp"
+#include "list.hpp"
 #include "provenance.hpp"
 #include "result_files.hpp"
 #include "runner.hpp"
@@ -44,36 +45,6 @@ constexpr int exit_check_failed = 1;
 constexpr int exit_bad_input = 2;
 constexpr int exit_unexpected = 3;
 constexpr int exit_nothing_measured = 4;
-
-void list_experiments(bool names_only) {
-  if (names_only) {  // for scripts that build decks
-    for (const auto& e : portalab::experiments()) fmt::print("{}\n", e.name);
-    return;
-  }
-  fmt::print("spaces compiled in: {}\n\n", fmt::join(portalab::enabled_space_names(), ", "));
-  for (const auto& e : portalab::experiments()) {
-    fmt::print("{}\n  {}\n  variants: {}\n  dtypes:   {} (default {})\n  sizes:    {} by default\n",
-               e.name, e.summary, fmt::join(e.variants, ", "), fmt::join(e.dtypes, ", "),
-               fmt::join(e.default_dtypes, ", "), fmt::join(e.default_sizes, ", "));
-    for (const auto& p : e.parameters)
-      fmt::print("  {} = {} by default, {} to {}: {}\n", p.name, p.default_value, p.min, p.max,
-                 p.meaning);
-  }
-}
-
-// The decks `portalab run NAME` finds, with their first comment line.
-void list_decks() {
-  const auto folders = portalab::deck_folders(portalab::executable_path());
-  fmt::print("decks by name: `portalab run NAME` looks for NAME, then NAME.toml in the "
-             "working folder, then in these folders, in this order:\n");
-  for (const auto& f : folders) fmt::print("  {}\n", f.string());
-  if (folders.empty()) fmt::print("  (none found beside this executable: give a deck's path)\n");
-  const auto decks = portalab::list_decks(folders);
-  std::size_t width = 0;
-  for (const auto& d : decks) width = std::max(width, d.name.size());
-  if (!decks.empty()) fmt::print("\n");
-  for (const auto& d : decks) fmt::print("{:<{}}  {}\n", d.name, width, d.summary);
-}
 
 // The spaces a deck's plans name, in the order compiled (the order they run).
 std::vector<std::string> spaces_used(const portalab::Deck& deck) {
@@ -502,6 +473,11 @@ int main(int argc, char** argv) {
       ->add_flag("--decks", decks_only,
                  "the decks `portalab run NAME` can name, with their first comment line")
       ->excludes(names_flag);
+  std::string list_format = "text";
+  list_cmd
+      ->add_option("--format", list_format,
+                   "text (default), markdown (the guide's reference pages) or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
   auto* help_cmd = app.add_subcommand("help", "describe portalab, or one command: portalab help run");
   std::string help_topic;
@@ -551,10 +527,13 @@ int main(int argc, char** argv) {
 
   try {
     if (*list_cmd) {
+      const auto format = list_format == "json"       ? portalab::ListFormat::json
+                          : list_format == "markdown" ? portalab::ListFormat::markdown
+                                                      : portalab::ListFormat::text;
       if (decks_only)
-        list_decks();
+        portalab::list_decks(format);
       else
-        list_experiments(names_only);
+        portalab::list_experiments(format, names_only);
       return 0;
     }
     // Kokkos aborts, or crashes, on options it cannot use, and ignores those

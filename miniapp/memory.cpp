@@ -2,10 +2,13 @@
 
 #include "spaces.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +106,34 @@ bool is_allocation_failure(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e)) return true;
   // The wording of Kokkos::Impl::throw_bad_alloc (Kokkos_Error.cpp, 4.x).
   return std::strstr(e.what(), "failed to allocate") != nullptr;
+}
+
+bool huge_pages_advised() {
+  static const bool advised = [] {
+    const char* v = std::getenv("PORTALAB_HUGE_PAGES");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return advised;
+}
+
+void advise_huge_pages(void* data, std::size_t bytes) {
+  // NumPy's threshold and rounding (numpy/_core/src/multiarray/alloc.c).
+  if (!huge_pages_advised() || data == nullptr || bytes < (std::size_t(1) << 22)) return;
+  static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t end = (begin + bytes) / page * page;
+  // Advice only: a kernel without THP (EINVAL) leaves the pages as they are.
+  if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+}
+
+std::string transparent_huge_pages_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string word;
+  while (in >> word)
+    if (word.size() > 2 && word.front() == '[' && word.back() == ']')
+      return word.substr(1, word.size() - 2);
+  return {};
 }
 
 }  // namespace portalab

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <string>
 #include <string_view>
 
 namespace portalab {
@@ -20,5 +21,19 @@ std::size_t space_free_bytes(std::string_view space);
 // True for a failed allocation: std::bad_alloc, or Kokkos' own report of
 // one, which is a std::runtime_error (Kokkos::Impl::throw_bad_alloc).
 bool is_allocation_failure(const std::exception& e);
+
+// Host arrays ask the kernel for transparent huge pages, as NumPy does for
+// every array of 4 MiB or more: the seeds' Numba and NumPy code runs on such
+// arrays, and where THP is "madvise" (Debian's and Ubuntu's default) a
+// streaming kernel over 4 KB pages walks the page tables 512 times as often.
+// PORTALAB_HUGE_PAGES=0 turns the advice off (provenance records both).
+bool huge_pages_advised();
+// madvise(MADV_HUGEPAGE) on the whole pages of [data, data + bytes), for
+// bytes >= 4 MiB, before anything touches them; nothing otherwise.
+void advise_huge_pages(void* data, std::size_t bytes);
+// The system's THP mode, the bracketed word of
+// /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
+// "never"); empty where the file is absent.
+std::string transparent_huge_pages_mode();
 
 }  // namespace portalab

@@ -2,6 +2,7 @@
 // its host mirror, created and copied the way the case's CopyMode says.
 #pragma once
 
+#include "arrays.hpp"
 #include "comm.hpp"
 #include "copy_mode.hpp"
 #include "hash.hpp"
@@ -227,8 +228,7 @@ class Mirrored final : public MirroredBase {
   template <class... Extents>
   Mirrored(CaseContext<Space>& ctx, const std::string& label, Extents... n)
       : m_ctx(ctx),
-        m_device(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
-                 static_cast<std::size_t>(n)...),
+        m_device(allocate_view<device_view>(label, static_cast<std::size_t>(n)...)),
         m_seed(fnv1a64(label)) {
     using pinned = typename PinnedHostSpace<Space>::type;
     if constexpr (CaseContext<Space>::aliased) {
@@ -242,8 +242,7 @@ class Mirrored final : public MirroredBase {
       }
     }
     if constexpr (!CaseContext<Space>::aliased) {
-      m_pageable = pageable_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"),
-                                 m_device.layout());
+      m_pageable = allocate_view<pageable_view>(label + "_host", m_device.layout());
       m_host = host_view(m_pageable.data(), m_device.layout());
     }
   }
@@ -317,8 +316,7 @@ class HostStaged final : public MirroredBase {
       m_pinned = pinned_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_pinned"), n);
       m_host = host_view(m_pinned.data(), n);
     } else {
-      m_pageable = Kokkos::View<T*, Kokkos::HostSpace>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "_host"), n);
+      m_pageable = allocate_view<Kokkos::View<T*, Kokkos::HostSpace>>(label + "_host", n);
       m_host = host_view(m_pageable.data(), n);
     }
   }

@@ -87,7 +87,7 @@ std::string Nccl::version() const {
 #else
 
 std::string nccl_unavailable() {
-  return "portalab was built without NCCL (PORTALAB_NCCL_ROOT finds it; README: MPI and NCCL)";
+  return "portalab was built without NCCL (PORTALAB_NCCL_ROOT finds it; docs/several-gpus.md)";
 }
 const Nccl& Nccl::of(const Comm&) { throw std::logic_error(nccl_unavailable()); }
 Nccl::Nccl(const Comm&) {}

@@ -7,6 +7,7 @@
 #include "host_blas.hpp"
 #include "kernels/library_threads.hpp"
 #include "library_probe.hpp"
+#include "memory.hpp"
 #include "spaces.hpp"
 
 #include <KokkosKernels_config.h>
@@ -221,6 +222,10 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         // The kernels the BLAS chose at run time, and a warning where they
         // are narrower than the CPU's vectors.
         {"blas_kernels", to_json(host_blas_kernels())},
+        // Host arrays ask for transparent huge pages (arrays.hpp) unless
+        // PORTALAB_HUGE_PAGES=0; the system's mode says whether they get them.
+        {"huge_pages", {{"advised", huge_pages_advised()},
+                        {"transparent_huge_pages", transparent_huge_pages_mode()}}},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU node: Kokkos Tools loaded into portalab's Cuda runs (README "Kokkos
+# On a GPU node: Kokkos Tools loaded into portalab's Cuda runs (docs/profiling.md "Kokkos
 # Tools"), with connectors from kokkos/kokkos-tools built and installed
 # beforehand into TOOLS_DIR (any layout: the libraries are looked for by name).
 #   scripts/gpu-tools-check.sh BUILD_DIR TOOLS_DIR [OUT]   # OUT: results/gpu-tools-check

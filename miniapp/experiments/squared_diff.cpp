@@ -15,8 +15,8 @@ class SquaredDiff {
       : m_x(ctx, "x", In::arange(0.0, 1.0), n),
         m_y(ctx, "y", In::arange(static_cast<double>(n) - 1.0, -1.0), n),
         m_z(ctx, "z", Out{}, n),
-        m_t1(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t1"), n),
-        m_t2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t2"), n) {}
+        m_t1(allocate_view<Temporary>("t1", n)),
+        m_t2(allocate_view<Temporary>("t2", n)) {}
 
   static auto variants() {
     return std::array{

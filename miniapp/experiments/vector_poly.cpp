@@ -20,8 +20,8 @@ class VectorPoly {
       : m_x(ctx, "x", In{0.0, 1.0}, n),
         m_y(ctx, "y", In{0.0, 1.0}, n),
         m_z(ctx, "z", Out{}, n),
-        m_t1(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t1"), n),
-        m_t2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t2"), n) {}
+        m_t1(allocate_view<Temporary>("t1", n)),
+        m_t2(allocate_view<Temporary>("t2", n)) {}
 
   static auto variants() {
     return std::array{
