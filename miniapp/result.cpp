@@ -395,7 +395,16 @@ nlohmann::json json_value(const Value& v) {
       v);
 }
 
-std::string csv_quote(const std::string& s) {
+// Text that is not UTF-8 (a library's message) with U+FFFD, as the JSON
+// files write it (result_files.cpp): a CSV reader expects UTF-8.
+std::string valid_utf8(const std::string& s) {
+  return nlohmann::json::parse(
+             nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+std::string csv_quote(const std::string& text) {
+  const std::string s = valid_utf8(text);
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -417,7 +426,7 @@ std::string csv_value(const Value& v) {
         else if constexpr (std::is_same_v<X, std::string>)
           return csv_quote(x);
         else
-          return csv_quote(x.dump());
+          return csv_quote(x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       },
       v);
 }

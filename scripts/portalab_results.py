@@ -43,8 +43,9 @@ class ResultsError(Exception):
 def check_version(doc, path, what="results file"):
     """doc, when its schema_version is the one read here; else ResultsError
     in one line naming path and the version, older or newer."""
-    if not isinstance(doc, dict):
-        raise ResultsError(f"{path}: not a portalab {what} (not a JSON object)")
+    if not isinstance(doc, dict) or (
+            "schema_version" not in doc and not {"provenance", "results", "calibration"} & doc.keys()):
+        return doc  # not portalab's at all: the caller names what it lacks
     version = doc.get("schema_version", 1)
     if version == SCHEMA_VERSION:
         return doc
@@ -68,7 +69,7 @@ def read_limits(path):
     except (OSError, ValueError) as e:
         raise ResultsError(f"{path}: not a portalab calibration file ({e})") from e
     check_version(doc, path, "calibration file")
-    if "calibration" not in doc:
+    if not isinstance(doc, dict) or "calibration" not in doc:
         raise ResultsError(f"{path}: not a portalab calibration file (no \"calibration\" in it)")
     return doc
 
@@ -102,16 +103,17 @@ def _validator(schema, known):
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
-def validate(doc, kind="results", part=None):
-    """Where doc breaks schema/<kind>.schema.json (or only its $defs/<part>):
-    one message per error, "<path>: <what>". Needs python3-jsonschema."""
+def validate(doc, kind="results", part=None, at=""):
+    """Where doc breaks schema/<kind>.schema.json (or only its $defs/<part>,
+    doc found at `at` in its file): one message per error, "<field>: <what>",
+    the field as a path ("results/3/threads"). Needs python3-jsonschema."""
     known = schemas()
     schema = known[kind]
     if part:
         schema = {"$ref": f"{schema['$id']}#/$defs/{part}"}
     errors = _validator(schema, known).iter_errors(doc)
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-            for e in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])]
+    return [f"{'/'.join([at] * bool(at) + [str(p) for p in e.absolute_path]) or '(top)'}: {e.message}"
+            for e in sorted(errors, key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])]
 
 
 def csv_columns():
@@ -171,9 +173,12 @@ def csv_problems(path):
     import csv
     results = schemas()["results"]["$defs"]
     props = results["row"]["properties"]
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        header, lines = reader.fieldnames or [], list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header, lines = reader.fieldnames or [], list(reader)
+    except UnicodeDecodeError as e:
+        return [f"{path}: not UTF-8 ({e})"]
     expected = csv_columns()
     problems = []
     if sorted(header) != sorted(expected):
@@ -194,6 +199,116 @@ def csv_problems(path):
         row["per_rank"] = []
         problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row")]
     return problems
+
+
+def _json_problems(path, doc, kind, what):
+    """Where one JSON document breaks schema/<kind>.schema.json: its version
+    first (one problem naming it), then each field, "<path>: <field>: <what>"."""
+    try:
+        check_version(doc, path, what)
+    except ResultsError as e:
+        return [str(e)]
+    return [f"{path}: {e}" for e in validate(doc, kind)]
+
+
+def journal_problems(path):
+    """Where a journal (results.jsonl) breaks the schema: its first line (the
+    version and the provenance), then every row of every update. A last line
+    cut short by a kill is left out, as read_journal() leaves it."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    try:
+        head = json.loads(lines[0])
+        check_version(head, path, "journal")
+    except ValueError as e:
+        return [f"{path}:1: not a portalab journal ({e})"]
+    except ResultsError as e:
+        return [str(e)]
+    problems = [f"{path}:1: {e}"
+                for e in validate(head.get("provenance"), "results", "provenance", "provenance")]
+    body = [(i, line) for i, line in enumerate(lines[1:], start=2) if line]
+    for k, (i, line) in enumerate(body):
+        try:
+            update = json.loads(line)
+        except ValueError as e:
+            if k == len(body) - 1:
+                break  # cut short by a kill: what came before stands
+            problems.append(f"{path}:{i}: not JSON ({e})")
+            continue
+        if not isinstance(update, dict) or not isinstance(update.get("first"), int) \
+                or not isinstance(update.get("rows"), list):
+            problems.append(f"{path}:{i}: not an update {{\"first\": integer, \"rows\": [...]}}")
+            continue
+        for j, row in enumerate(update["rows"]):
+            problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row", f"rows/{j}")]
+    return problems
+
+
+def file_problems(path):
+    """Where one file portalab wrote breaks its schema, "<file>: <field>:
+    <what>" each: results.json, its journal results.jsonl, results.csv, or
+    any other .json holding "calibration" (a limits file); [] for a file of
+    none of these kinds. Needs python3-jsonschema."""
+    name = os.path.basename(path)
+    if name == JOURNAL:
+        return journal_problems(path)
+    if name.endswith(".csv"):
+        return csv_problems(path) if name == "results.csv" else []
+    if not name.endswith(".json"):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        return [f"{path}: not JSON ({e})"] if name == "results.json" else []
+    if name == "results.json":
+        return _json_problems(path, doc, "results", "results file")
+    if isinstance(doc, dict) and "calibration" in doc:
+        return _json_problems(path, doc, "limits", "calibration file")
+    return []
+
+
+def written_files(paths, newer_than=None):
+    """The files portalab writes (results.json, results.jsonl, results.csv,
+    other .json) named by paths, folders searched; with newer_than (seconds
+    since the epoch), those changed since then only."""
+    found = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                found += [os.path.join(root, n) for n in sorted(names)
+                          if n in (JOURNAL, "results.csv") or n.endswith(".json")]
+        elif os.path.exists(p):
+            found.append(p)
+        else:
+            raise ResultsError(f"{p}: no such file or folder")
+    return [f for f in found if newer_than is None or os.path.getmtime(f) >= newer_than]
+
+
+def have_jsonschema():
+    try:
+        import jsonschema  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def check_files(*paths):
+    """For the tests of runs: every file portalab wrote under paths validated
+    against schema/ (where python3-jsonschema is installed); ResultsError
+    listing every problem, each naming the file and the field."""
+    if not have_jsonschema():
+        return
+    problems = [p for f in written_files(paths) for p in shown(file_problems(f))]
+    if problems:
+        raise ResultsError("files that break schema/*.schema.json:\n" + "\n".join(problems))
+
+
+def shown(problems, most=10):
+    """A file's first problems, and how many more (a field wrong in every row
+    is one mistake, not hundreds)."""
+    return problems[:most] + [f"... and {len(problems) - most} more"] * (len(problems) > most)
 
 
 def find_results(paths):
@@ -295,8 +410,8 @@ def load_document(path):
 
 def read_run(path):
     """(document, flattened rows) of one results.json (or of its run's journal)."""
-    doc = read_document(path)  # a ResultsError as it is
     try:
+        doc = read_document(path)  # a ResultsError (another version) as it is
         prov = doc["provenance"]
         rows = doc["results"]
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):

@@ -44,7 +44,7 @@ const char* required[] = {"experiment", "variant", "library", "threads", "space"
 class ResultFiles : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir = std::filesystem::temp_directory_path() / "portalab_test_results";
+    dir = std::filesystem::path(PORTALAB_TEST_FILES_DIR) / "portalab_test_results";
     std::filesystem::remove_all(dir);
     const auto deck = portalab::parse_deck(
         "reps = 3\nwarmups = 1\n[vector_poly]\nsizes = [1000, 3]\ndtypes = [\"float64\", "
