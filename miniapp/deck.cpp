@@ -28,7 +28,7 @@ const std::vector<std::string>& experiment_keys() {
 const std::vector<std::string>& global_keys() {
   static const std::vector<std::string> keys{"dtypes",    "spaces",       "copies", "reps",
                                              "warmups",   "calibrate",    "profile_reps",
-                                             "ranks"};
+                                             "ranks",     "energy"};
   return keys;
 }
 
@@ -564,6 +564,11 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       fail(*g->second, fmt::format("calibrate expects one of \"quick\", \"full\", \"none\"; got {}",
                                    type_of(*g->second)));
     deck.calibrate = strings(*g->second, "calibrate", {"quick", "full", "none"}).front();
+  }
+  if (const auto g = globals.find("energy"); g != globals.end()) {
+    if (!g->second->is_string())
+      fail(*g->second, fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
+    deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
   }
   std::vector<const toml::node*> copies_nodes;  // of each plan, where given
   for (const auto& entry : tables) {

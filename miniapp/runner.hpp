@@ -8,6 +8,7 @@
 #pragma once
 
 #include "deck.hpp"
+#include "energy.hpp"
 #include "result.hpp"
 #include "result_files.hpp"
 
@@ -46,6 +47,9 @@ struct RunOptions {
   // With several ranks: abort them all when no gate passes for this long
   // (watchdog.hpp); 0: never.
   double watchdog_s = 0;
+  // The energy meters read around each timed repetition (energy.hpp);
+  // nullptr: no energy figures (--energy off).
+  EnergyMeters* energy = nullptr;
 };
 
 // One result row to be: an experiment's variant at one size, type, space and

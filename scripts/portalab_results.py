@@ -120,7 +120,8 @@ def csv_columns():
     """results.csv's columns, as the schema's row names them: a column per
     property of a row, but the limit as limit_<field>, the stats as
     <phase>_<stat> (the medians are the row's <phase>_ms), per_rank left out;
-    parameters and metrics are their objects as JSON text."""
+    parameters and metrics are their objects as JSON text, the energy the
+    row's own side's figures ($defs/energy_columns)."""
     results = schemas()["results"]["$defs"]
     columns = []
     for name in results["row"]["properties"]:
@@ -129,6 +130,8 @@ def csv_columns():
                         for stat in results["phase"]["properties"] if stat != "median_ms"]
         elif name == "limit":
             columns += [f"limit_{field}" for field in results["limit"]["properties"]]
+        elif name == "energy":
+            columns += list(results["energy_columns"]["properties"])
         elif name != "per_rank":
             columns.append(name)
     return columns
@@ -197,7 +200,10 @@ def csv_problems(path):
                                for s in results["phase"]["properties"] if s != "median_ms"}}
                         for p in phases}
         row["per_rank"] = []
+        row["energy"] = None  # its columns are checked as $defs/energy_columns
+        energy = {k: _cell(cells[k], _types(v)) for k, v in results["energy_columns"]["properties"].items()}
         problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row")]
+        problems += [f"{path}:{i}: {e}" for e in validate(energy, "results", "energy_columns")]
     return problems
 
 
@@ -525,6 +531,25 @@ def passed(row):
 # Kokkos' execution spaces that run on the host, in host memory: their copies
 # are no copies (copies_alias), and they are what a device is compared with.
 HOST_SPACES = ("Serial", "OpenMP", "Threads", "HPX")
+
+
+def own_energy(row):
+    """The row's own energy figures (its GPU's for a device space, else its
+    CPU's) where they were measured; else None."""
+    e = row.get("energy")
+    if not isinstance(e, dict):
+        return None
+    own = e.get("gpu") if "gpu" in e else e.get("cpu")
+    if not isinstance(own, dict) or own.get("joules") is None or not own.get("reps"):
+        return None
+    return own
+
+
+def joules_per_rep(row):
+    """Joules per repetition over all of them (as the binary's crossover
+    counts them: a coarse counter moves in a few), or None."""
+    own = own_energy(row)
+    return own["joules"] / own["reps"] if own else None
 
 
 def is_host_space(space):

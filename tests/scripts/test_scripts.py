@@ -125,6 +125,17 @@ class PlotTest(Base):
             self.assertGreater(w, 300, name)
             self.assertGreater(h, 300, name)
 
+    def test_energy_is_drawn_where_it_was_measured(self):
+        # The test above: a run without energy (no RAPL on a VM) has no energy plot.
+        doc = synthetic.with_energy(synthetic.with_fake_gpu(self.doc))
+        out = os.path.join(self.tmp, "energy_plots")
+        rc, stdout, err = script("plot.py", self.write("energy", doc), "--out", out,
+                                 "--experiment", "vector_poly")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("vector_poly_energy.png", os.listdir(out))
+        w, h = png_size(os.path.join(out, "vector_poly_energy.png"))
+        self.assertGreater(w, 300)
+
     def test_unknown_experiment_exits_2(self):
         rc, _, err = script("plot.py", self.run_dir, "--out", os.path.join(self.tmp, "p2"),
                             "--experiment", "no_such_experiment")
