@@ -164,8 +164,8 @@ class EnergyLog {
   EnergyMeters& m_meters;
   bool m_device_row;  // the row's GPU is to be read
   bool m_gpu;         // ... and can be
-  Reading m_rep_start, m_kernel_start;
-  std::chrono::steady_clock::time_point m_rep_started;
+  Reading m_rep_start, m_kernel_start, m_first, m_last;  // m_first: the first repetition's start
+  std::chrono::steady_clock::time_point m_rep_started, m_state_read;
   std::vector<double> m_gpu_rep, m_gpu_kernel, m_cpu_rep, m_cpu_kernel, m_seconds;
   bool m_gpu_lost = false, m_cpu_lost = false;
   std::vector<GpuState> m_states;

@@ -114,7 +114,11 @@ def read_samples(path, uuid=None, lag=None):
     if not lines:
         raise pr.ResultsError(f"{path}:1: empty: expected nvidia-smi's CSV header")
     # "power.draw [W]" without the unit; nounits leaves it in the header.
+    # nvidia-smi heads the columns asked as clocks.sm and clocks.mem with
+    # their long names (driver 580).
+    long_names = {"clocks.current.sm": "clocks.sm", "clocks.current.memory": "clocks.mem"}
     names = [h.split(" [")[0].strip() for h in lines[0]]
+    names = [long_names.get(n, n) for n in names]
     for need in ("timestamp", "clocks.sm", "clocks.mem"):
         if need not in names:
             raise pr.ResultsError(f"{path}:1: no {need} column in the header "

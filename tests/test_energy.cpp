@@ -112,6 +112,24 @@ TEST(Energy, TheGpuIsFoundByUuidElseByPciBusId) {
   EXPECT_NE(why.find("nvmlInit_v2 failed: Driver Not Loaded"), std::string::npos) << why;
 }
 
+// A counter that moves less often than a repetition lasts (an H100's, under
+// 30 ms gemm repetitions): most repetitions read 0 J, and the joules per
+// repetition are all repetitions' joules over their number, never 0.
+TEST(Energy, ACoarseCounterGivesTheMeanOfAllRepetitions) {
+  auto lib = fake_nvml();
+  // Four reads a repetition, twelve in all: two of them move the counter,
+  // one at least inside a repetition.
+  ScopedEnv every("FAKE_NVML_EVERY", "6");
+  EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
+  ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
+  const EntryEnergy e = three_reps(meters, true);
+  ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
+  EXPECT_LT(e.gpu.reps_counted, e.gpu.reps);
+  EXPECT_GT(e.gpu.joules, 0.0);
+  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, e.gpu.joules / 3);
+  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, e.gpu.kernel_joules / 3);
+}
+
 TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   auto lib = fake_nvml();
   ScopedEnv step("FAKE_NVML_STEP_MJ", "1000");  // each read: +1 J
@@ -119,10 +137,12 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
   const EntryEnergy e = three_reps(meters, true);
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
-  // Four reads a repetition: the whole spans three steps, its kernel one.
-  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 3.0);
+  // Four reads a repetition, twelve in all: the window from the first to
+  // the last spans eleven steps (the reads between repetitions included),
+  // each kernel one.
+  EXPECT_DOUBLE_EQ(e.gpu.joules, 11.0);
+  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 11.0 / 3);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, 1.0);
-  EXPECT_DOUBLE_EQ(e.gpu.joules, 9.0);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules, 3.0);
   EXPECT_EQ(e.gpu.reps, 3);
   EXPECT_EQ(e.gpu.reps_counted, 3);
@@ -204,7 +224,7 @@ TEST(Energy, AClockEventReasonThatHoldsClocksDownFlagsTheRow) {
                        "hw_thermal_slowdown)"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("3 J/rep (GPU)"), std::string::npos) << table;
+  EXPECT_NE(table.find("3.667 J/rep (GPU)"), std::string::npos) << table;
 }
 
 TEST(Energy, RaplSumsThePackagesAndTheirDram) {

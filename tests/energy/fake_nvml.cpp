@@ -6,6 +6,8 @@
 //   FAKE_NVML_PCI      its PCI bus id (default 00000000:3B:00.0)
 //   FAKE_NVML_ENERGY   "unsupported": no energy counter (NVML_ERROR_NOT_SUPPORTED)
 //   FAKE_NVML_STEP_MJ  millijoules the counter advances at each read (default 1000)
+//   FAKE_NVML_EVERY    it advances only at every Nth read, by N steps (default 1):
+//                      a counter updated less often than a repetition lasts
 //   FAKE_NVML_REASONS  the clock-event reason bits (default 0)
 //   FAKE_NVML_INIT     "fail": nvmlInit_v2 says the driver is not loaded
 #include <cstdlib>
@@ -59,7 +61,9 @@ int nvmlDeviceGetName(nvmlDevice_t, char* name, unsigned length) {
 int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* mj) {
   static unsigned long long counter = 5000000;
   if (env("FAKE_NVML_ENERGY", "") == "unsupported") return not_supported;
-  counter += std::stoull(env("FAKE_NVML_STEP_MJ", "1000"));
+  static unsigned long long reads = 0;
+  const unsigned long long every = std::stoull(env("FAKE_NVML_EVERY", "1"));
+  if (++reads % every == 0) counter += every * std::stoull(env("FAKE_NVML_STEP_MJ", "1000"));
   *mj = counter;
   return success;
 }

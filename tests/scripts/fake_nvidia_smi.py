@@ -32,7 +32,10 @@ for f in fields:
     if f not in VALUES:
         print(f'Field "{f}" is not a valid field to query.', file=sys.stderr)
         sys.exit(2)
-print(", ".join(f + UNITS.get(f, "") for f in fields), flush=True)
+# As the real one (driver 580.159.04): the header gives the long names.
+HEADER = {"clocks.sm": "clocks.current.sm", "clocks.mem": "clocks.current.memory",
+          "clocks.max.sm": "clocks.max.sm"}
+print(", ".join(HEADER.get(f, f) + UNITS.get(f, "") for f in fields), flush=True)
 period = int(args[args.index("-lms") + 1]) / 1e3 if "-lms" in args else None
 while True:
     print(", ".join(VALUES[f]() for f in fields), flush=True)
