@@ -22,6 +22,7 @@
 #include "provenance.hpp"
 #include "result_files.hpp"
 #include "runner.hpp"
+#include "schema_version.hpp"
 #include "watchdog.hpp"
 #include "spaces.hpp"
 #include "suggest.hpp"
@@ -71,6 +72,15 @@ portalab::Calibration read_calibration(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw portalab::InputError(fmt::format("{}: not JSON: {}", path, e.what()));
   }
+  // Files before schema_version (1) read as they always did; a newer one
+  // may hold what this portalab would misread.
+  if (j.is_object() && j.contains("schema_version") &&
+      !(j["schema_version"].is_number_integer() &&
+        j["schema_version"].get<int>() <= portalab::schema_version))
+    throw portalab::InputError(fmt::format(
+        "{}: a calibration file of schema_version {}; this portalab reads versions up to {}: "
+        "read it with the portalab that wrote it, or calibrate again",
+        path, j["schema_version"].dump(), portalab::schema_version));
   // A file written by `portalab calibrate` holds it under "calibration".
   return portalab::calibration_from_json(j.contains("calibration") ? j["calibration"] : j, path);
 }
@@ -299,7 +309,8 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   if (!root) return agreed_exit(0);
   std::cout << portalab::format_calibration(cal);
   if (out) {
-    nlohmann::json doc{{"provenance", portalab::collect_provenance(nullptr, command)},
+    nlohmann::json doc{{"schema_version", portalab::schema_version},
+                       {"provenance", portalab::collect_provenance(nullptr, command)},
                        {"calibration", portalab::to_json(cal)}};
     // What bounds the limits measured: each GPU's power limit, clocks, ECC.
     doc["provenance"]["energy"] =

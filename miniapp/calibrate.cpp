@@ -44,6 +44,19 @@ double SpaceLimits::transfer_gbps(const std::string& kind) const {
   return best;
 }
 
+std::string_view Unsteady::unit() const {
+  auto ends = [&](std::string_view suffix) {
+    return limit.size() >= suffix.size() && limit.compare(limit.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends("_gflops") ? "GFLOP/s" : ends("_us") ? "us" : "GB/s";
+}
+
+std::string Unsteady::text() const {
+  if (!dtype.empty()) return fmt::format("{} {}", limit, dtype);
+  if (bytes > 0) return fmt::format("{} at {} bytes", limit, bytes);
+  return limit;
+}
+
 const SpaceLimits* Calibration::find(const std::string& space) const {
   for (const auto& s : spaces)
     if (s.space == space) return &s;
@@ -110,31 +123,41 @@ Sizes sizes_for(bool host, bool quick, int host_threads) {
 
 double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
-// A limit whose repetitions disagree is noted (value: a time turned into the
-// limit's unit).
+// Which limit a measurement is: its name, and the type or size measured.
+Unsteady named(std::string limit, std::string dtype = {}, std::size_t bytes = 0) {
+  Unsteady u;
+  u.limit = std::move(limit);
+  u.dtype = std::move(dtype);
+  u.bytes = bytes;
+  return u;
+}
+
+// A limit whose repetitions disagree is noted (what: the limit's name, and
+// its type or size; value: a time turned into the limit's unit).
 template <class Value>
-void note_unsteady(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
-                   Value value) {
+void note_unsteady(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
   if (ms.size() >= 2) {
     const auto [fast, slow] = std::minmax_element(ms.begin(), ms.end());
-    if (*fast > 0 && *slow > unsteady_ratio * *fast)
-      s.unsteady.push_back({limit, value(*fast), value(*slow), static_cast<int>(ms.size())});
+    if (*fast > 0 && *slow > unsteady_ratio * *fast) {
+      what.fastest = value(*fast);
+      what.slowest = value(*slow);
+      what.repetitions = static_cast<int>(ms.size());
+      s.unsteady.push_back(std::move(what));
+    }
   }
 }
 // The median of repeated times (gemm, launch).
 template <class Value>
-double steady_median(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
-                     Value value) {
-  note_unsteady(s, limit, ms, value);
+double steady_median(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
+  note_unsteady(s, std::move(what), ms, value);
   return value(summarize(ms).median);
 }
 // The fastest repetition, as STREAM and BabelStream report bandwidth: what the
 // memory can move. Rows are medians, so a busy machine's rows sit below
 // their limit instead of above a limit measured in a slow moment.
 template <class Value>
-double steady_best(SpaceLimits& s, const std::string& limit, const std::vector<double>& ms,
-                   Value value) {
-  note_unsteady(s, limit, ms, value);
+double steady_best(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
+  note_unsteady(s, std::move(what), ms, value);
   return value(summarize(ms).min);
 }
 
@@ -154,13 +177,13 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   s.stream_bytes = sizeof(double) * n;
   auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
   s.copy_kernel_gbps = steady_best(
-      s, "copy_kernel_gbps", sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
+      s, named("copy_kernel_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
       copy_rate);
   s.copy_deep_copy_gbps = steady_best(
-      s, "copy_deep_copy_gbps", sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
+      s, named("copy_deep_copy_gbps"), sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
       copy_rate);
   s.triad_gbps = steady_best(
-      s, "triad_gbps",
+      s, named("triad_gbps"),
       sample_ms(e, 2, z.reps, [&] { kernels::stream_triad(exec, 3.0, a, b, c); }),
       [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
   // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
@@ -169,7 +192,7 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   // Reading alone: b·c, two arrays read and nothing written.
   Kokkos::View<double, typename Space::memory_space> dot("dot");
   s.read_gbps = steady_best(
-      s, "read_gbps", sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, b, c, dot); }),
+      s, named("read_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, b, c, dot); }),
       [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
   double product = 0;
   Kokkos::deep_copy(product, dot);
@@ -192,7 +215,7 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       Space e = exec;
       auto point = [&](const char* kind, auto&& copy) {
         s.transfers[kind].push_back(
-            {bytes, steady_best(s, fmt::format("{}_gbps at {} bytes", kind, bytes),
+            {bytes, steady_best(s, named(fmt::format("{}_gbps", kind), "", bytes),
                                   sample_ms(e, 1, z.reps, copy), [&](double ms) {
                                     return gbps(static_cast<double>(bytes), ms);
                                   })});
@@ -231,7 +254,7 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
   }
   Space e = exec;
   s.gemm_gflops[std::string(dtype_name<T>())] =
-      steady_median(s, fmt::format("gemm_gflops {}", dtype_name<T>()),
+      steady_median(s, named("gemm_gflops", std::string(dtype_name<T>())),
                     sample_ms(e, 1, std::clamp(z.reps / 2, 3, 5), gemm),
                     [&](double ms) { return 2.0 * n * n * n / (ms * 1e6); });
   T corner{};
@@ -255,7 +278,7 @@ void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
     });
     if (r > 0) per_launch_us.push_back(1e3 * ms / launches);  // the first one warms up
   }
-  s.launch_us = steady_median(s, "launch_us", per_launch_us, [](double us) { return us; });
+  s.launch_us = steady_median(s, named("launch_us"), per_launch_us, [](double us) { return us; });
 }
 
 }  // namespace
@@ -305,9 +328,14 @@ nlohmann::json to_json(const Calibration& c) {
       transfers[kind] = {{"best_gbps", s.transfer_gbps(kind)}, {"sweep", sweep}};
     }
     nlohmann::json unsteady = nlohmann::json::array();
-    for (const auto& u : s.unsteady)
-      unsteady.push_back({{"limit", u.limit}, {"fastest", u.fastest}, {"slowest", u.slowest},
-                          {"repetitions", u.repetitions}});
+    for (const auto& u : s.unsteady) {
+      nlohmann::json one{{"limit", u.limit},         {"unit", u.unit()},
+                         {"fastest", u.fastest},     {"slowest", u.slowest},
+                         {"repetitions", u.repetitions}};
+      if (!u.dtype.empty()) one["dtype"] = u.dtype;
+      if (u.bytes > 0) one["bytes"] = u.bytes;
+      unsteady.push_back(std::move(one));
+    }
     spaces.push_back({{"space", s.space},
                       {"host", s.host},
                       {"memory_gbps", s.memory_gbps()},
@@ -358,7 +386,9 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
       if (js.contains("unsteady"))  // files written before it was recorded lack it
         for (const auto& u : js.at("unsteady"))
           s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
-                                u.at("slowest").get<double>(), u.at("repetitions").get<int>()});
+                                u.at("slowest").get<double>(), u.at("repetitions").get<int>(),
+                                u.value("dtype", std::string()),
+                                u.value("bytes", std::size_t{0})});
       c.spaces.push_back(std::move(s));
     }
     if (j.contains("links")) c.links = links_from_json(j.at("links"));
@@ -411,7 +441,7 @@ std::string format_calibration(const Calibration& c) {
       out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "
                          "over {}x the fastest): the machine was busy; results against this "
                          "limit are unreliable\n",
-                         s.space, u.limit, u.repetitions, u.fastest, u.slowest, unsteady_ratio);
+                         s.space, u.text(), u.repetitions, u.fastest, u.slowest, unsteady_ratio);
   if (!c.links.empty()) out += format_links(c.links);
   return out;
 }

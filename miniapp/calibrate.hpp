@@ -24,9 +24,13 @@ struct TransferPoint {
 // changed). Its values, in the limit's unit: from the fastest and slowest.
 constexpr double unsteady_ratio = 1.5;
 struct Unsteady {
-  std::string limit;  // "triad_gbps", "launch_us", ...
+  std::string limit;  // "triad_gbps", "launch_us", "gemm_gflops", "h2d_pinned_gbps", ...
   double fastest = 0.0, slowest = 0.0;
   int repetitions = 0;
+  std::string dtype;      // gemm_gflops: the type measured
+  std::size_t bytes = 0;  // a transfer: the size of the copy measured
+  std::string_view unit() const;  // of limit: "GB/s", "GFLOP/s" or "us"
+  std::string text() const;       // "gemm_gflops float32", "h2d_pinned_gbps at 1048576 bytes"
 };
 
 struct SpaceLimits {

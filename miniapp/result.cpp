@@ -145,12 +145,21 @@ std::string_view Limit::kind() const {
   return "?";
 }
 
+std::string_view Limit::unit() const { return bound == Bound::compute ? "GFLOP/s" : "GB/s"; }
+
+nlohmann::json Limit::to_json() const {
+  if (!known()) return nullptr;
+  nlohmann::json j{{"name", kind()}, {"value", value}, {"unit", unit()}};
+  if (bound == Bound::transfer) j["copies"] = portalab::to_string(copies);
+  return j;
+}
+
 std::string Limit::text() const {
   if (!known()) return {};
   if (bound == Bound::transfer)
     return fmt::format("duplex {} copies {:.0f} GB/s", portalab::to_string(copies), value);
   if (bound == Bound::collective) return fmt::format("allreduce bus {:.0f} GB/s", value);
-  return fmt::format("{} {:.0f} {}", kind(), value, bound == Bound::compute ? "GFLOP/s" : "GB/s");
+  return fmt::format("{} {:.0f} {}", kind(), value, unit());
 }
 
 namespace {
@@ -231,10 +240,13 @@ std::vector<Field> make_fields() {
        {"variant", -14, [](const Result& r) { return r.variant; }}, 1},
       {"library", both_files, text(&Result::library),
        {"library", -9, [](const Result& r) { return r.library; }}, 2},
-      {"threads", both_files,
-       [](const Result& r) -> Value { return threads_text(r.threads, r.library_threads); },
+      {"threads", both_files, [](const Result& r) -> Value { return std::int64_t{r.threads}; },
        {"threads", -7, [](const Result& r) { return threads_text(r.threads, r.library_threads); }},
        3},
+      {"library_threads", both_files,
+       [](const Result& r) {
+         return r.library_threads < 0 ? Value() : Value(std::int64_t{r.library_threads});
+       }},
       {"space", both_files, text(&Result::space),
        {"space", -8, [](const Result& r) { return r.space; }}, 0},
       {"dtype", both_files, text(&Result::dtype)},
@@ -277,7 +289,24 @@ std::vector<Field> make_fields() {
        {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }}, 13},
       {"h2d_gbps", both_files, number(&Result::h2d_gbps)},
       {"d2h_gbps", both_files, number(&Result::d2h_gbps)},
-      {"limit", both_files, [](const Result& r) -> Value { return r.limit.text(); }},
+      {"limit", json_file, [](const Result& r) -> Value { return r.limit.to_json(); }},
+      // The CSV has no objects: the limit's fields as limit_<field>.
+      {"limit_name", csv_file,
+       [](const Result& r) {
+         return r.limit.known() ? Value(std::string(r.limit.kind())) : Value();
+       }},
+      {"limit_value", csv_file,
+       [](const Result& r) { return r.limit.known() ? Value(r.limit.value) : Value(); }},
+      {"limit_unit", csv_file,
+       [](const Result& r) {
+         return r.limit.known() ? Value(std::string(r.limit.unit())) : Value();
+       }},
+      {"limit_copies", csv_file,
+       [](const Result& r) {
+         return r.limit.known() && r.limit.bound == Bound::transfer
+                    ? Value(std::string(to_string(r.limit.copies)))
+                    : Value();
+       }},
       {"pct_of_limit", both_files,
        [](const Result& r) { return positive_or_none(r.pct_of_limit); },
        {"%lim", 5,
@@ -305,8 +334,13 @@ std::vector<Field> make_fields() {
        [](const Result& r) -> Value { return r.note.empty() ? r.check.detail : r.note; }},
       {"launches", both_files, number(&Result::launches)},
       {"us_per_launch", both_files, number(&Result::us_per_launch)},
+      // An object of integers; in the CSV, that object as JSON text.
       {"parameters", both_files,
-       [](const Result& r) -> Value { return to_string(r.parameters); }},
+       [](const Result& r) -> Value {
+         nlohmann::json p = nlohmann::json::object();
+         for (const auto& [k, v] : r.parameters) p[k] = v;
+         return p;
+       }},
       {"timed_by", both_files, text(&Result::timed_by)},
       {"ranks", both_files, [](const Result& r) -> Value { return std::int64_t{r.ranks}; }},
       {"rank_kernel_min_ms", both_files,
@@ -319,14 +353,8 @@ std::vector<Field> make_fields() {
        [](const Result& r) -> Value {
          return r.per_rank.is_null() ? nlohmann::json::array() : r.per_rank;
        }},
-      {"metrics", csv_file,
-       [](const Result& r) -> Value {
-         std::string s;  // name=value;name=value
-         for (const auto& [k, v] : r.metrics)
-           s += fmt::format("{}{}={:.9g}", s.empty() ? "" : ";", k, v);
-         return s;
-       }},
-      {"metrics", json_file,
+      // An object of numbers; in the CSV, that object as JSON text.
+      {"metrics", both_files,
        [](const Result& r) -> Value {
          nlohmann::json m = nlohmann::json::object();
          for (const auto& [k, v] : r.metrics)
@@ -405,7 +433,16 @@ nlohmann::json json_value(const Value& v) {
       v);
 }
 
-std::string csv_quote(const std::string& s) {
+// Text that is not UTF-8 (a library's message) with U+FFFD, as the JSON
+// files write it (result_files.cpp): a CSV reader expects UTF-8.
+std::string valid_utf8(const std::string& s) {
+  return nlohmann::json::parse(
+             nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+std::string csv_quote(const std::string& text) {
+  const std::string s = valid_utf8(text);
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -427,7 +464,7 @@ std::string csv_value(const Value& v) {
         else if constexpr (std::is_same_v<X, std::string>)
           return csv_quote(x);
         else
-          return csv_quote(x.dump());
+          return csv_quote(x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       },
       v);
 }

@@ -44,6 +44,10 @@ struct Limit {
   // "memory 4105 GB/s", "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"
   std::string text() const;
   std::string_view kind() const;  // the first word of text()
+  std::string_view unit() const;  // "GB/s" or "GFLOP/s"
+  // As the files hold it: {name, value, unit} (and copies, for a transfer);
+  // null when not calibrated.
+  nlohmann::json to_json() const;
 };
 
 // "chunks=16 degree=2000": an experiment's parameters as rows print them.
@@ -54,7 +58,8 @@ struct Result {
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
   // The space's concurrency (Serial 1, OpenMP or Threads its threads, a
   // device's resident threads), and the threads the host BLAS/LAPACK ran
-  // with: 0 no host library call, -1 a count the library does not tell.
+  // with: 0 no host library call, -1 a count the library does not tell
+  // (null in the files).
   int threads = 0;
   int library_threads = 0;
   std::size_t n = 0;

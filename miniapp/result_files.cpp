@@ -1,5 +1,7 @@
 #include "result_files.hpp"
 
+#include "schema_version.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -145,7 +147,10 @@ ResultFiles::ResultFiles(std::string dir, nlohmann::json provenance)
                                         m_dir)
                           : fmt::format("cannot write {}: {}", m_journal_path, reason(err)));
   }
-  append_journal(dump({{"portalab_journal", 1}, {"provenance", std::move(provenance)}}) + "\n");
+  append_journal(dump({{"portalab_journal", 1},
+                       {"schema_version", schema_version},
+                       {"provenance", std::move(provenance)}}) +
+                 "\n");
   // Files of no entry at once: a reader finds none of an earlier run's.
   write_full({{"entries", 0}});
 }
@@ -185,9 +190,10 @@ std::string ResultFiles::cache_rows(std::span<const Result> rows, std::size_t fi
 void ResultFiles::write_full(const nlohmann::json& summary) {
   const auto start = std::chrono::steady_clock::now();
   std::string csv = fmt::format("{}\n", fmt::join(csv_header(), ","));
-  std::string json = "{\n  \"provenance\": " + indented(m_provenance_text, 2).substr(2) +
-                     ",\n  \"summary\": " + indented(dump(summary, 2), 2).substr(2) +
-                     ",\n  \"results\": [";
+  std::string json =
+      fmt::format("{{\n  \"schema_version\": {},\n  \"provenance\": ", schema_version) +
+      indented(m_provenance_text, 2).substr(2) + ",\n  \"summary\": " +
+      indented(dump(summary, 2), 2).substr(2) + ",\n  \"results\": [";
   for (std::size_t i = 0; i < m_json_rows.size(); ++i) {
     json += i ? ",\n" : "\n";
     json += m_json_rows[i];

@@ -309,6 +309,8 @@ def main():
         doc = pr.read_document(args.results)
         rows = [r for r in doc["results"] if r["space"] == args.space]
         prov = doc["provenance"]
+    except pr.ResultsError as e:
+        pr.fail(str(e))
     except (OSError, ValueError, KeyError, TypeError) as e:
         pr.fail(f"{args.results}: not a portalab results.json ({e})")
     try:
@@ -344,7 +346,7 @@ def main():
                 now = rerun(args.portalab, args.space, group, args.reps, tmp) if args.portalab \
                     else {r["variant"]: r["kernel_ms"] for r in group}
                 for r in group:
-                    numba.set_num_threads(min(int(r.get("threads") or 1),
+                    numba.set_num_threads(min(r.get("threads") or 1,
                                               numba.config.NUMBA_NUM_THREADS))
                     ours_ms[id(r)].append(now[r["variant"]])
                     peer_ms[id(r)].append(median_ms(make_case(r, np, kernels), args.reps))
@@ -354,7 +356,7 @@ def main():
     by_key = {}
     for group in cases.values():
         for r in group:
-            threads = int(r.get("threads") or 1)
+            threads = r.get("threads") or 1
             ours = statistics.median(ours_ms[id(r)])
             peer = statistics.median(p[0] for p in peer_ms[id(r)])
             per_round = [p[0] / o for o, p in zip(ours_ms[id(r)], peer_ms[id(r)])]
@@ -416,7 +418,7 @@ def main():
             print(f"FAIL  no calibration of {args.space} in {args.results}")
             missed += 1
         else:
-            threads = max(int(r.get("threads") or 1) for r in rows) if rows else os.cpu_count()
+            threads = max(r.get("threads") or 1 for r in rows) if rows else os.cpu_count()
             elements = max(cal["stream_bytes"] // 8, 1 << 25)
             stream = babelstream(args.stream, threads, elements)
             best = max(stream.get("copy", 0), stream.get("triad", 0))

@@ -37,12 +37,12 @@ Assertions (names for --require):
                   region around portalab's own NVTX range
 """
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nsys_sqlite as ns  # noqa: E402
+import portalab_results as pr  # noqa: E402
 
 HOST_SPACES = {"Serial", "OpenMP", "Threads", "HPX"}
 NATIVE = "native"
@@ -292,12 +292,7 @@ def main(argv=None):
     except (ns.ExportError, OSError) as e:
         print(f"nsys_check.py: {e}", file=sys.stderr)
         return 2
-    try:
-        with open(a.results) as f:
-            rows = json.load(f)["results"]
-    except (OSError, ValueError, KeyError) as e:
-        print(f"nsys_check.py: {a.results}: not a portalab results.json ({e})", file=sys.stderr)
-        return 2
+    rows = pr.load_document(a.results)["results"]  # else one line and exit status 2
 
     pairs, missing, extra = ns.match_rows(ns.measurements(profile), rows)
     info = list(profile.warnings)

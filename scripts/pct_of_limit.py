@@ -19,7 +19,7 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--min-n", type=int, default=0, help="only rows with n >= this")
     args = parser.parse_args()
-    doc = pr.read_document(args.results)  # or its run's journal, if it did not finish
+    doc = pr.load_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     devices = {d["space"]: d.get("name", "") for d in doc["provenance"]["devices"]}
     print(f"calibration: {cal['mode'] if cal else 'none'}")
@@ -29,10 +29,10 @@ def main():
     for r in doc["results"]:
         if r["check"] != "PASS" or r["n"] < args.min_n:
             continue
-        rate = f"{r['gflops']:.1f} GF/s" if "gemm" in r["limit"] else f"{r['gbps']:.1f} GB/s"
+        rate = f"{r['gflops']:.1f} GF/s" if pr.limit_name(r) == "gemm" else f"{r['gbps']:.1f} GB/s"
         print(f"{r['space']:7} {devices.get(r['space'], '')[:22]:22} {r['experiment']:12} "
               f"{r['variant']:9} {r['copies']:8} {r['dtype']:7} {r['n']:>10} {rate:>12} "
-              f"{r['limit']:>20} {pct(r['pct_of_limit']):>6} {r['h2d_gbps']:>9.1f} "
+              f"{pr.limit_text(r['limit']):>20} {pct(r['pct_of_limit']):>6} {r['h2d_gbps']:>9.1f} "
               f"{pct(r['h2d_pct_of_limit']):>6} {r['d2h_gbps']:>9.1f} {pct(r['d2h_pct_of_limit']):>6}")
 
 

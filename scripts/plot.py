@@ -233,8 +233,8 @@ def bandwidth_plot(rows, experiment):
             lines.setdefault(key, []).append((message_bytes(r), r["gbps"]))
     for (space, variant, k, d), pts in sorted(lines.items()):
         ax.plot(*zip(*sorted(pts)), marker="o", markersize=4, label=f"{space} {variant} {d}, {k} ranks")
-    limits = {r["limit"]: r["gbps"] / r["pct_of_limit"] for r in rows
-              if r.get("limit") and r.get("pct_of_limit")}
+    limits = {pr.limit_text(r["limit"]): r["limit"]["value"] for r in rows
+              if r.get("limit") and r["limit"]["unit"] == "GB/s"}
     for name, value in sorted(limits.items()):
         ax.axhline(value, linestyle="--", linewidth=0.9, color="gray")
         ax.text(0.01, value, f"limit: {name}", transform=ax.get_yaxis_transform(), fontsize=7,
@@ -252,7 +252,7 @@ def bandwidth_plot(rows, experiment):
 
 def is_transfer(rows):
     """Rows held to a link's limit (peer copies, collectives)."""
-    return any((r.get("limit") or "").startswith(("peer", "allreduce")) for r in rows)
+    return any(pr.limit_name(r) in ("peer", "peer-duplex", "allreduce") for r in rows)
 
 
 def plot_experiment(rows, experiment, out, n=None, rate="auto"):

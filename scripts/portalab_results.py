@@ -7,10 +7,20 @@ A row is one entry of a file's "results" list, flattened: the row's own
 fields, the phase statistics as <phase>_<stat>_ms (total_min_ms, ...), and
 the run it came from (host name, the device of the row's space, Slurm job,
 deck, git commit, start time, file path).
+
+Every file is read here, results and calibration (limits) files alike, and
+its schema_version checked: a file of another version stops the script with
+one line naming the file and its version (exit status 2, through fail()).
+The formats are schema/results.schema.json and schema/limits.schema.json
+(docs/results-schema.md); validate() checks a document against them.
 """
 import json
 import os
 import sys
+
+# The version of the files this module reads (miniapp/schema_version.hpp);
+# files without schema_version are version 1, whose numbers were text.
+SCHEMA_VERSION = 2
 
 PHASES = ("h2d", "kernel", "d2h", "total")
 STATS = ("min_ms", "max_ms", "std_ms")
@@ -28,6 +38,283 @@ RUN_FIELDS = ("job_id", "array_task_id", "deck", "git_commit", "started_at", "so
 
 class ResultsError(Exception):
     """A file that is not a portalab results.json, or no file at all."""
+
+
+def check_version(doc, path, what="results file"):
+    """doc, when its schema_version is the one read here; else ResultsError
+    in one line naming path and the version, older or newer."""
+    if not isinstance(doc, dict) or (
+            "schema_version" not in doc and not {"provenance", "results", "calibration"} & doc.keys()):
+        return doc  # not portalab's at all: the caller names what it lacks
+    version = doc.get("schema_version", 1)
+    if version == SCHEMA_VERSION:
+        return doc
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        why = ("written before portalab numbered its formats, " if "schema_version" not in doc
+               else "")
+        advice = (f"{why}older than version {SCHEMA_VERSION}, which these scripts read: "
+                  "run portalab again, or read it with the scripts of the portalab that wrote it")
+    else:
+        advice = (f"these scripts read version {SCHEMA_VERSION}: "
+                  "read it with the scripts of the portalab that wrote it")
+    raise ResultsError(f"{path}: a {what} of schema_version {json.dumps(version)}, {advice}")
+
+
+def read_limits(path):
+    """A calibration file (`portalab calibrate --out FILE`), its version
+    checked: {"schema_version", "provenance", "calibration"}."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{path}: not a portalab calibration file ({e})") from e
+    check_version(doc, path, "calibration file")
+    if not isinstance(doc, dict) or "calibration" not in doc:
+        raise ResultsError(f"{path}: not a portalab calibration file (no \"calibration\" in it)")
+    return doc
+
+
+# schema/ beside scripts/, in the source tree and installed (share/portalab/).
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema")
+SCHEMA_KINDS = ("results", "limits")
+
+
+def schemas():
+    """{kind: JSON Schema} of the files portalab writes (schema/<kind>.schema.json)."""
+    out = {}
+    for kind in SCHEMA_KINDS:
+        with open(os.path.join(SCHEMA_DIR, f"{kind}.schema.json")) as f:
+            out[kind] = json.load(f)
+    return out
+
+
+def _validator(schema, known):
+    """A draft 2020-12 validator of schema that resolves references into the
+    schemas known, with the jsonschema of Debian 12 (4.10) or a newer one."""
+    import jsonschema
+    try:
+        from referencing import Registry, Resource  # jsonschema >= 4.18
+    except ImportError:
+        resolver = jsonschema.RefResolver.from_schema(
+            schema, store={s["$id"]: s for s in known.values()})
+        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in known.values())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def validate(doc, kind="results", part=None, at=""):
+    """Where doc breaks schema/<kind>.schema.json (or only its $defs/<part>,
+    doc found at `at` in its file): one message per error, "<field>: <what>",
+    the field as a path ("results/3/threads"). Needs python3-jsonschema."""
+    known = schemas()
+    schema = known[kind]
+    if part:
+        schema = {"$ref": f"{schema['$id']}#/$defs/{part}"}
+    errors = _validator(schema, known).iter_errors(doc)
+    return [f"{'/'.join([at] * bool(at) + [str(p) for p in e.absolute_path]) or '(top)'}: {e.message}"
+            for e in sorted(errors, key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])]
+
+
+def csv_columns():
+    """results.csv's columns, as the schema's row names them: a column per
+    property of a row, but the limit as limit_<field>, the stats as
+    <phase>_<stat> (the medians are the row's <phase>_ms), per_rank left out;
+    parameters and metrics are their objects as JSON text, the energy the
+    row's own side's figures ($defs/energy_columns)."""
+    results = schemas()["results"]["$defs"]
+    columns = []
+    for name in results["row"]["properties"]:
+        if name == "stats":
+            columns += [f"{phase}_{stat}" for phase in results["row"]["properties"]["stats"]["properties"]
+                        for stat in results["phase"]["properties"] if stat != "median_ms"]
+        elif name == "limit":
+            columns += [f"limit_{field}" for field in results["limit"]["properties"]]
+        elif name == "energy":
+            columns += list(results["energy_columns"]["properties"])
+        elif name != "per_rank":
+            columns.append(name)
+    return columns
+
+
+def _types(schema):
+    """The JSON types a (sub)schema allows, as far as a CSV cell needs them."""
+    if "type" in schema:
+        return set(schema["type"]) if isinstance(schema["type"], list) else {schema["type"]}
+    if "anyOf" in schema:
+        return set().union(*(_types(s) for s in schema["anyOf"]))
+    if "enum" in schema:
+        return {"string"}
+    return {"object"}  # a $ref: the limit
+
+
+def _cell(text, types):
+    """A CSV cell as the JSON value of a property of these types."""
+    if text == "" and ("null" in types or types == {"object"}):
+        return None
+    if "object" in types:
+        return json.loads(text)
+    if "boolean" in types:
+        return {"true": True, "false": False}.get(text, text)
+    if "integer" in types:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if "number" in types:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    return text
+
+
+def csv_problems(path):
+    """Where a results.csv breaks the schema: its header against
+    csv_columns(), then each line read back into a row (cells as the
+    schema's types, the limit and stats put together again) and validated."""
+    import csv
+    results = schemas()["results"]["$defs"]
+    props = results["row"]["properties"]
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header, lines = reader.fieldnames or [], list(reader)
+    except UnicodeDecodeError as e:
+        return [f"{path}: not UTF-8 ({e})"]
+    expected = csv_columns()
+    problems = []
+    if sorted(header) != sorted(expected):
+        problems.append(f"{path}: columns {sorted(set(header) - set(expected))} are not the "
+                        f"schema's, and {sorted(set(expected) - set(header))} are missing")
+        return problems
+    phases = props["stats"]["properties"]
+    for i, cells in enumerate(lines, start=2):
+        row = {k: _cell(v, _types(props[k])) for k, v in cells.items() if k in props}
+        limit = {k[len("limit_"):]: cells[k] for k in cells if k.startswith("limit_") and cells[k]}
+        if "value" in limit:
+            limit["value"] = _cell(limit["value"], {"number"})
+        row["limit"] = limit or None
+        row["stats"] = {p: {"median_ms": row[f"{p}_ms"],
+                            **{s: _cell(cells[f"{p}_{s}"], {"number", "null"})
+                               for s in results["phase"]["properties"] if s != "median_ms"}}
+                        for p in phases}
+        row["per_rank"] = []
+        row["energy"] = None  # its columns are checked as $defs/energy_columns
+        energy = {k: _cell(cells[k], _types(v)) for k, v in results["energy_columns"]["properties"].items()}
+        problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row")]
+        problems += [f"{path}:{i}: {e}" for e in validate(energy, "results", "energy_columns")]
+    return problems
+
+
+def _json_problems(path, doc, kind, what):
+    """Where one JSON document breaks schema/<kind>.schema.json: its version
+    first (one problem naming it), then each field, "<path>: <field>: <what>"."""
+    try:
+        check_version(doc, path, what)
+    except ResultsError as e:
+        return [str(e)]
+    return [f"{path}: {e}" for e in validate(doc, kind)]
+
+
+def journal_problems(path):
+    """Where a journal (results.jsonl) breaks the schema: its first line (the
+    version and the provenance), then every row of every update. A last line
+    cut short by a kill is left out, as read_journal() leaves it."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    try:
+        head = json.loads(lines[0])
+        check_version(head, path, "journal")
+    except ValueError as e:
+        return [f"{path}:1: not a portalab journal ({e})"]
+    except ResultsError as e:
+        return [str(e)]
+    problems = [f"{path}:1: {e}"
+                for e in validate(head.get("provenance"), "results", "provenance", "provenance")]
+    body = [(i, line) for i, line in enumerate(lines[1:], start=2) if line]
+    for k, (i, line) in enumerate(body):
+        try:
+            update = json.loads(line)
+        except ValueError as e:
+            if k == len(body) - 1:
+                break  # cut short by a kill: what came before stands
+            problems.append(f"{path}:{i}: not JSON ({e})")
+            continue
+        if not isinstance(update, dict) or not isinstance(update.get("first"), int) \
+                or not isinstance(update.get("rows"), list):
+            problems.append(f"{path}:{i}: not an update {{\"first\": integer, \"rows\": [...]}}")
+            continue
+        for j, row in enumerate(update["rows"]):
+            problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row", f"rows/{j}")]
+    return problems
+
+
+def file_problems(path):
+    """Where one file portalab wrote breaks its schema, "<file>: <field>:
+    <what>" each: results.json, its journal results.jsonl, results.csv, or
+    any other .json holding "calibration" (a limits file); [] for a file of
+    none of these kinds. Needs python3-jsonschema."""
+    name = os.path.basename(path)
+    if name == JOURNAL:
+        return journal_problems(path)
+    if name.endswith(".csv"):
+        return csv_problems(path) if name == "results.csv" else []
+    if not name.endswith(".json"):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        return [f"{path}: not JSON ({e})"] if name == "results.json" else []
+    if name == "results.json":
+        return _json_problems(path, doc, "results", "results file")
+    if isinstance(doc, dict) and "calibration" in doc:
+        return _json_problems(path, doc, "limits", "calibration file")
+    return []
+
+
+def written_files(paths, newer_than=None):
+    """The files portalab writes (results.json, results.jsonl, results.csv,
+    other .json) named by paths, folders searched; with newer_than (seconds
+    since the epoch), those changed since then only."""
+    found = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                found += [os.path.join(root, n) for n in sorted(names)
+                          if n in (JOURNAL, "results.csv") or n.endswith(".json")]
+        elif os.path.exists(p):
+            found.append(p)
+        else:
+            raise ResultsError(f"{p}: no such file or folder")
+    return [f for f in found if newer_than is None or os.path.getmtime(f) >= newer_than]
+
+
+def have_jsonschema():
+    try:
+        import jsonschema  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def check_files(*paths):
+    """For the tests of runs: every file portalab wrote under paths validated
+    against schema/ (where python3-jsonschema is installed); ResultsError
+    listing every problem, each naming the file and the field."""
+    if not have_jsonschema():
+        return
+    problems = [p for f in written_files(paths) for p in shown(file_problems(f))]
+    if problems:
+        raise ResultsError("files that break schema/*.schema.json:\n" + "\n".join(problems))
+
+
+def shown(problems, most=10):
+    """A file's first problems, and how many more (a field wrong in every row
+    is one mistake, not hundreds)."""
+    return problems[:most] + [f"... and {len(problems) - most} more"] * (len(problems) > most)
 
 
 def find_results(paths):
@@ -54,7 +341,7 @@ def find_results(paths):
 
 def flatten(row, run, devices):
     out = {k: v for k, v in row.items() if k != "stats"}
-    out.setdefault("parameters", "")
+    out.setdefault("parameters", {})
     out.setdefault("ranks", 1)
     for phase in PHASES:
         stats = row.get("stats", {}).get(phase, {})
@@ -80,6 +367,7 @@ def read_journal(path):
         prov = head["provenance"]
     except (ValueError, KeyError, TypeError, IndexError) as e:
         raise ResultsError(f"{path}: not a portalab journal ({e})") from e
+    check_version(head, path, "journal")
     rows = []
     for line in lines[1:]:
         if not line:
@@ -95,7 +383,8 @@ def read_journal(path):
     summary = {"entries": len(rows), "failed": counts["FAIL"], "errors": counts["ERROR"],
                "skipped": counts["SKIPPED"], "not_applicable": counts["N/A"],
                "incomplete": "the run did not finish: rows read from its journal"}
-    return {"provenance": prov, "summary": summary, "results": rows}
+    return {"schema_version": head["schema_version"], "provenance": prov, "summary": summary,
+            "results": rows}
 
 
 def read_document(path):
@@ -111,13 +400,24 @@ def read_document(path):
         except (OSError, ResultsError):
             pass  # a journal begun but empty: results.json, if any, stands
     with open(path) as f:
-        return json.load(f)
+        return check_version(json.load(f), path)
+
+
+def load_document(path):
+    """read_document, for a script: a file that cannot be read, or of
+    another schema_version, stops it with one line (fail(): exit status 2)."""
+    try:
+        return read_document(path)
+    except ResultsError as e:
+        fail(str(e))
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a portalab results.json ({e})")
 
 
 def read_run(path):
     """(document, flattened rows) of one results.json (or of its run's journal)."""
     try:
-        doc = read_document(path)
+        doc = read_document(path)  # a ResultsError (another version) as it is
         prov = doc["provenance"]
         rows = doc["results"]
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
@@ -162,8 +462,13 @@ def load_runs(paths):
     return [(f, *read_run(f)) for f in find_results(paths)]
 
 
+def hashable(value):
+    """A row's value as a key can hold it: an object (parameters) as its sorted items."""
+    return tuple(sorted(value.items())) if isinstance(value, dict) else value
+
+
 def key_of(row, fields=KEY):
-    return tuple(row[k] for k in fields)
+    return tuple(hashable(row[k]) for k in fields)
 
 
 def newest_per_key(rows):
@@ -179,6 +484,38 @@ def newest_per_key(rows):
 def sort_key(row):
     # n numerically, the rest as text.
     return tuple(row[k] if k == "n" else str(row[k]) for k in KEY)
+
+
+def parameters_text(parameters):
+    """An experiment's parameters as portalab prints them: "chunks=16 degree=2000"."""
+    return " ".join(f"{k}={v}" for k, v in sorted((parameters or {}).items()))
+
+
+def limit_name(row):
+    """The name of the limit a row is held to ("memory", "gemm", "peer", ...), or ""."""
+    return (row.get("limit") or {}).get("name", "")
+
+
+def limit_text(limit):
+    """A limit for people, as portalab's tables print it: "memory 4105 GB/s",
+    "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"; "" for none."""
+    if not limit:
+        return ""
+    value = f"{limit['value']:.0f} {limit['unit']}"
+    if limit.get("copies"):
+        return f"{limit['name']} {limit['copies']} copies {value}"
+    if limit["name"] == "allreduce":
+        return f"allreduce bus {value}"
+    return f"{limit['name']} {value}"
+
+
+def threads_text(row):
+    """A row's threads as portalab's tables print them: the space's, and the
+    host library's where it differs ("2 (library 1)") or is not known."""
+    threads, library = row.get("threads", ""), row.get("library_threads", 0)
+    if library is None:
+        return f"{threads} (library: unknown)"
+    return str(threads) if library in (0, threads) else f"{threads} (library {library})"
 
 
 def dtype_bytes(dtype):

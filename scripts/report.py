@@ -194,7 +194,7 @@ def one_copy_mode(rows):
             keep.append(r)
             continue
         k = (r["hostname"], r["space"], r["experiment"], r["variant"], r["dtype"], r["n"],
-             r["ranks"], r["parameters"])
+             r["ranks"], pr.hashable(r["parameters"]))
         if k not in best:
             best[k] = dict(r, copies="none")
             keep.append(best[k])
@@ -217,7 +217,7 @@ def many_hosts(rows):
 
 
 def limit_rate(r):
-    return (f"{num(r['gflops'])} GFLOP/s" if "gemm" in (r.get("limit") or "")
+    return (f"{num(r['gflops'])} GFLOP/s" if pr.limit_name(r) == "gemm"
             else f"{num(r['gbps'])} GB/s")
 
 
@@ -380,8 +380,8 @@ def service_table(rows):
         variant, dtype, space, copies = key
         mine = by(ok, variant=variant, dtype=dtype, space=space, copies=copies)
         r = max(mine, key=lambda r: r["n"])
-        out.append([variant, dtype, space, copies, r.get("library", ""), str(r.get("threads", "")),
-                    size(r["n"]), limit_rate(r), r.get("limit") or "-",
+        out.append([variant, dtype, space, copies, r.get("library", ""), pr.threads_text(r),
+                    size(r["n"]), limit_rate(r), pr.limit_text(r.get("limit")) or "-",
                     pct(r.get("pct_of_limit")) if r.get("pct_of_limit") else "-"])
     return table(["variant", "type", "space", "copies", "library", "threads", "largest n",
                   "rate (kernel)", "limit", "% of limit"], out,
@@ -398,7 +398,7 @@ def limit_sentences(rows):
         best = max(by(mine, n=n), key=lambda r: r["pct_of_limit"])
         out.append(f"On {space} at n = {size(n)}, the closest to the limit is {best['variant']} "
                    f"{best['dtype']}: {limit_rate(best)}, {pct(best['pct_of_limit'])} of "
-                   f"{best['limit']}.")
+                   f"{pr.limit_text(best['limit'])}.")
     return out
 
 
@@ -774,16 +774,15 @@ def ranks_section(figs, rows, plot):
             f"Parallel efficiency of {experiment} (speedup over one rank / ranks).",
             table(["experiment", "variant", "space", "type", "ranks", "n", "× one rank",
                    "efficiency", "imbalance"], [t for t in tab if t[0] == experiment])))
-    links = [r for r in multi if r.get("limit") and r.get("pct_of_limit")
-             and r["limit"].startswith(("peer", "allreduce"))]
+    links = [r for r in multi if r.get("pct_of_limit")
+             and pr.limit_name(r) in ("peer", "peer-duplex", "allreduce")]
     sentences = []
     for key in ordered({(r["experiment"], r["variant"], r["ranks"], r["dtype"]) for r in links}):
         mine = [r for r in links if (r["experiment"], r["variant"], r["ranks"], r["dtype"]) == key]
         r = max(mine, key=lambda r: r["n"])
         sentences.append(f"{key[0]} {key[1]} {key[3]} on {key[2]} ranks at "
                          f"{num(plot.message_bytes(r) / 2**20)} MiB: {num(r['gbps'])} GB/s, "
-                         f"{pct(r['pct_of_limit'])} of {r['limit']} "
-                         f"({num(r['gbps'] / r['pct_of_limit'])} GB/s).")
+                         f"{pct(r['pct_of_limit'])} of {pr.limit_text(r['limit'])}.")
     if sentences:
         blocks.append(text(*sentences))
     for experiment in ordered({r["experiment"] for r in links}):
@@ -795,7 +794,7 @@ def ranks_section(figs, rows, plot):
             f"Bandwidth of {experiment} against its limits.",
             table(["variant", "ranks", "type", "bytes", "GB/s", "limit", "% of limit"],
                   [[r["variant"], str(r["ranks"]), r["dtype"], size(int(plot.message_bytes(r))),
-                    num(r["gbps"]), r["limit"], pct(r["pct_of_limit"])]
+                    num(r["gbps"]), pr.limit_text(r["limit"]), pct(r["pct_of_limit"])]
                    for r in sorted(mine, key=lambda r: (r["variant"], r["ranks"], r["n"]))])))
     return section("ranks", "Several ranks: scaling and links", *blocks)
 
@@ -857,7 +856,9 @@ def unsteady_limits(runs):
     for path, doc, _ in runs:
         for s in (doc["provenance"].get("calibration") or {}).get("spaces", []):
             for u in s.get("unsteady", []):
-                out.append([s["space"], u["limit"], num(u["fastest"]), num(u["slowest"]),
+                what = u.get("dtype") or (f"at {size(u['bytes'])} bytes" if u.get("bytes") else "")
+                out.append([s["space"], f"{u['limit']} {what}".strip(),
+                            f"{num(u['fastest'])} {u['unit']}", f"{num(u['slowest'])} {u['unit']}",
                             str(u["repetitions"]), path])
     return out
 

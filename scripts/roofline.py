@@ -55,7 +55,7 @@ def main():
     args = parser.parse_args()
     global plt
     plt = pr.require_matplotlib()
-    doc = pr.read_document(args.results)  # or its run's journal, if it did not finish
+    doc = pr.load_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     if not cal:
         sys.exit(f"{args.results}: the run was not calibrated (deck calibrate = \"none\" and no "

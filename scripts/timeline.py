@@ -21,6 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nsys_sqlite as ns  # noqa: E402
+import portalab_results as pr  # noqa: E402
 
 COLOURS = {
     "kernel": "#3b6fb6",  # portalab's kernels
@@ -194,13 +195,7 @@ def main(argv=None):
         return 1
     results = None
     if a.results:
-        import json
-        try:
-            with open(a.results) as f:
-                results = json.load(f)["results"]
-        except (OSError, ValueError, KeyError) as e:
-            print(f"timeline.py: {a.results}: not a portalab results.json ({e})", file=sys.stderr)
-            return 2
+        results = pr.load_document(a.results)["results"]  # else one line and exit status 2
     try:
         if a.range:
             re.compile(a.range)

@@ -52,7 +52,8 @@ foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inp
           share/portalab/scripts/nsys_sqlite.py share/portalab/scripts/timeline.py
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md
           share/portalab/scripts/slurm/submit.sh share/portalab/scripts/slurm/run_deck.sbatch
-          share/doc/portalab/README.md)
+          share/portalab/scripts/validate.py share/portalab/schema/results.schema.json
+          share/portalab/schema/limits.schema.json share/doc/portalab/README.md)
   if(NOT EXISTS ${prefix}/${f})
     fail("${MODE}: ${prefix}/${f} is missing")
   endif()
@@ -97,6 +98,13 @@ if(NOT err MATCHES "deck [^ ]*share/portalab/inputs/lab6-vector.toml")
 endif()
 if(NOT EXISTS ${elsewhere}/results/results.json)
   fail("no results/results.json in ${elsewhere}")
+endif()
+
+# The installed schemas hold the run's files (77: this python3 has no jsonschema).
+execute_process(COMMAND ${PYTHON} ${prefix}/share/portalab/scripts/validate.py results
+                WORKING_DIRECTORY ${elsewhere} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 0 AND NOT rc EQUAL 77)
+  fail("the installed validate.py exited ${rc} on the run's files:\n${o}${e}")
 endif()
 
 # The dry run of a deck by name, with the quick calibration it makes itself.

@@ -99,7 +99,62 @@ TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
   for (const auto& r : rows) {
     EXPECT_EQ(r.limit.text(), "memory 20 GB/s");
     EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / 20.0);
+    // The files hold the limit as data: its name, value and unit.
+    const auto j = portalab::to_json(r);
+    EXPECT_EQ(j["limit"], (nlohmann::json{{"name", "memory"}, {"value", 20.0}, {"unit", "GB/s"}}));
+    const auto header = portalab::csv_header();
+    const auto row = portalab::csv_row(r);
+    auto column = [&](const char* name) {
+      const auto at = std::find(header.begin(), header.end(), name) - header.begin();
+      return at < static_cast<long>(row.size()) ? row[at] : std::string("(no column)");
+    };
+    EXPECT_EQ(column("limit_name"), "memory");
+    EXPECT_EQ(column("limit_value"), "20");
+    EXPECT_EQ(column("limit_unit"), "GB/s");
+    EXPECT_EQ(column("limit_copies"), "");
+    EXPECT_EQ(column("limit"), "(no column)");
   }
+}
+
+// Limits of transfers name their copy mode; a row without a limit has null.
+TEST(Calibrate, LimitsAreDataInTheFiles) {
+  portalab::Limit duplex{portalab::Bound::transfer, 110.0, portalab::CopyMode::pinned};
+  EXPECT_EQ(duplex.text(), "duplex pinned copies 110 GB/s");
+  EXPECT_EQ(duplex.to_json(), (nlohmann::json{{"name", "duplex"}, {"value", 110.0},
+                                              {"unit", "GB/s"}, {"copies", "pinned"}}));
+  portalab::Limit gemm{portalab::Bound::compute, 51000.0, portalab::CopyMode::none};
+  EXPECT_EQ(gemm.to_json(),
+            (nlohmann::json{{"name", "gemm"}, {"value", 51000.0}, {"unit", "GFLOP/s"}}));
+  EXPECT_TRUE(portalab::Limit{}.to_json().is_null());
+  portalab::Result r;
+  r.parameters = {{"chunks", 16}, {"degree", 2000}};
+  r.set_metric("overlap", 0.25);
+  const auto j = portalab::to_json(r);
+  EXPECT_TRUE(j["limit"].is_null());
+  EXPECT_EQ(j["parameters"], (nlohmann::json{{"chunks", 16}, {"degree", 2000}}));
+  EXPECT_EQ(j["metrics"], (nlohmann::json{{"overlap", 0.25}}));
+}
+
+// Unsteady limits are named by their field, with the type or size measured.
+TEST(Calibrate, UnsteadyLimitsAreDataInTheFile) {
+  portalab::Calibration cal;
+  cal.mode = "quick";
+  portalab::SpaceLimits s;
+  s.space = "Serial";
+  s.unsteady = {{"gemm_gflops", 100, 50, 3, "float32", 0},
+                {"h2d_pinned_gbps", 20, 10, 5, "", 1u << 20},
+                {"launch_us", 2, 4, 3, "", 0}};
+  cal.spaces.push_back(s);
+  const auto j = portalab::to_json(cal)["spaces"][0]["unsteady"];
+  EXPECT_EQ(j[0], (nlohmann::json{{"limit", "gemm_gflops"}, {"unit", "GFLOP/s"}, {"dtype", "float32"},
+                                  {"fastest", 100.0}, {"slowest", 50.0}, {"repetitions", 3}}));
+  EXPECT_EQ(j[1]["bytes"], 1u << 20);
+  EXPECT_EQ(j[1]["unit"], "GB/s");
+  EXPECT_FALSE(j[1].contains("dtype"));
+  EXPECT_EQ(j[2]["unit"], "us");
+  EXPECT_EQ(s.unsteady[1].text(), "h2d_pinned_gbps at 1048576 bytes");
+  const auto back = portalab::calibration_from_json(portalab::to_json(cal), "mem.json");
+  EXPECT_EQ(portalab::to_json(back), portalab::to_json(cal));
 }
 
 // A kernel that only reads (dot) is held to the read bandwidth, and to the

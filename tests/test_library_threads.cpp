@@ -152,20 +152,35 @@ TEST(LibraryThreads, RowsRecordTheSpaceThreads) {
   bool serial = false;
   for (const auto& r : summary.results) {
     SCOPED_TRACE(r.space + " " + r.variant);
-    const auto threads = portalab::to_json(r)["threads"].get<std::string>();
-    const std::string space_threads = std::to_string(portalab::space_concurrency(r.space));
+    // Numbers in the files: threads an integer, library_threads one or null.
+    const auto row = portalab::to_json(r);
+    ASSERT_TRUE(row["threads"].is_number_integer()) << row["threads"];
+    const int threads = row["threads"].get<int>();
+    const auto& library_threads = row["library_threads"];
+    const int space_threads = portalab::space_concurrency(r.space);
     const bool library = r.variant != "native";
+    if (unknown && library)
+      EXPECT_TRUE(library_threads.is_null()) << library_threads;
+    else
+      EXPECT_TRUE(library_threads.is_number_integer()) << library_threads;
+    if (!library) EXPECT_EQ(library_threads, 0);
     if (r.space == "Serial") {
       EXPECT_EQ(r.threads, 1);
-      EXPECT_EQ(threads, unknown && library ? "1 (library: unknown)" : "1");
+      EXPECT_EQ(threads, 1);
+      if (library && !unknown) EXPECT_EQ(library_threads, 1);
       serial = true;
     } else if (control.settable() || !library) {
       EXPECT_EQ(threads, space_threads);
     }
     const auto header = portalab::csv_header();
-    const auto at = std::find(header.begin(), header.end(), "threads") - header.begin();
-    ASSERT_LT(at, static_cast<long>(header.size()));
-    EXPECT_EQ(portalab::csv_row(r)[at], threads);
+    auto column = [&](const char* name) {
+      const auto at = std::find(header.begin(), header.end(), name) - header.begin();
+      EXPECT_LT(at, static_cast<long>(header.size())) << name;
+      return at < static_cast<long>(header.size()) ? portalab::csv_row(r)[at] : std::string("?");
+    };
+    EXPECT_EQ(column("threads"), std::to_string(threads));
+    EXPECT_EQ(column("library_threads"),
+              library_threads.is_null() ? std::string() : library_threads.dump());
   }
 #if defined(KOKKOS_ENABLE_SERIAL)
   EXPECT_TRUE(serial);

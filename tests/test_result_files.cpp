@@ -4,6 +4,8 @@
 // refused with the system's reason.
 #include "result_files.hpp"
 
+#include "provenance.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -56,6 +58,11 @@ Result row(std::size_t n) {
   return r;
 }
 
+// A run's provenance and summary as portalab writes them: the files these
+// tests leave are validated against schema/ (results.schema, tests/CMakeLists.txt).
+nlohmann::json provenance() { return portalab::collect_provenance(nullptr, {"test"}); }
+nlohmann::json summary(std::size_t entries) { return {{"entries", entries}}; }
+
 std::vector<fs::path> temporaries(const fs::path& dir) {
   std::vector<fs::path> found;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -68,18 +75,18 @@ std::vector<fs::path> temporaries(const fs::path& dir) {
 class ResultFileWriter : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = fs::temp_directory_path() /
+    dir = fs::path(PORTALAB_TEST_FILES_DIR) /
           ("portalab_result_files_" + std::string(
                                           ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir);
   }
-  void TearDown() override { fs::remove_all(dir); }
+  // The folder is left for results.schema to validate; SetUp empties it.
   fs::path dir;
 };
 
 TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
   std::vector<Result> rows;
-  portalab::ResultFiles files(dir.string(), {{"host", "test"}});
+  portalab::ResultFiles files(dir.string(), provenance());
   // Before any entry: files of no entry, so none of an earlier run is read.
   EXPECT_EQ(nlohmann::json::parse(read(dir / "results.json"))["results"].size(), 0u);
   for (std::size_t i = 0; i < 100; ++i) {
@@ -92,7 +99,7 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
     ASSERT_LE(doc["results"].size(), journal.size());
     ASSERT_GE(2 * doc["results"].size(), journal.size());  // rewritten as the rows double
     for (std::size_t k = 0; k < doc["results"].size(); ++k) EXPECT_EQ(doc["results"][k], journal[k]);
-    EXPECT_EQ(doc["provenance"]["host"], "test");
+    EXPECT_EQ(doc["provenance"]["command"], nlohmann::json::array({"test"}));
   }
   files.finish(rows, {{"entries", rows.size()}});
   EXPECT_FALSE(fs::exists(dir / "results.jsonl"));
@@ -107,16 +114,16 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
 
 TEST_F(ResultFileWriter, ChangedRowsReplaceTheirEarlierVersions) {
   std::vector<Result> rows{row(1), row(2), row(3)};
-  portalab::ResultFiles files(dir.string(), nlohmann::json::object());
-  files.update(rows, 0, nlohmann::json::object());
+  portalab::ResultFiles files(dir.string(), provenance());
+  files.update(rows, 0, summary(rows.size()));
   rows[1].set_metric("overlap", 0.25);  // a case's rows related after its last variant
   rows[2].note = "related";
-  files.update(rows, 1, nlohmann::json::object());
+  files.update(rows, 1, summary(rows.size()));
   const auto journal = journal_rows(dir);
   ASSERT_EQ(journal.size(), 3u);
   EXPECT_EQ(journal[1]["metrics"]["overlap"], 0.25);
   EXPECT_EQ(journal[2]["note"], "related");
-  files.finish(rows, nlohmann::json::object());
+  files.finish(rows, summary(rows.size()));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
   EXPECT_EQ(doc["results"][1]["metrics"]["overlap"], 0.25);
 }
@@ -124,28 +131,31 @@ TEST_F(ResultFileWriter, ChangedRowsReplaceTheirEarlierVersions) {
 TEST_F(ResultFileWriter, TextThatIsNotUtf8IsWrittenReplaced) {
   std::vector<Result> rows{row(1)};
   rows[0].note = "library said \xff\xfe";
-  portalab::ResultFiles files(dir.string(), {{"deck", "\xc3("}});
-  files.update(rows, 0, nlohmann::json::object());
-  files.finish(rows, nlohmann::json::object());
+  auto from_a_path = provenance();
+  from_a_path["deck"] = {{"path", "\xc3("}, {"hash", ""}};
+  portalab::ResultFiles files(dir.string(), from_a_path);
+  files.update(rows, 0, summary(rows.size()));
+  files.finish(rows, summary(rows.size()));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
   EXPECT_EQ(doc["results"][0]["note"].get<std::string>().rfind("library said ", 0), 0u);
+  EXPECT_NE(read(dir / "results.csv").find("library said \xef\xbf\xbd"), std::string::npos);  // U+FFFD
 }
 
 TEST_F(ResultFileWriter, ASecondRunIntoTheFolderIsRefusedWhileTheFirstWrites) {
   std::vector<Result> rows{row(1)};
   {
-    portalab::ResultFiles first(dir.string(), nlohmann::json::object());
+    portalab::ResultFiles first(dir.string(), provenance());
     try {
-      portalab::ResultFiles second(dir.string(), nlohmann::json::object());
+      portalab::ResultFiles second(dir.string(), provenance());
       FAIL() << "a second writer was let in";
     } catch (const OutputError& e) {
       EXPECT_NE(std::string(e.what()).find("another portalab run"), std::string::npos) << e.what();
     }
     EXPECT_THROW(portalab::check_output_dir(dir.string()), OutputError);
-    first.update(rows, 0, nlohmann::json::object());  // unharmed
-    first.finish(rows, nlohmann::json::object());
+    first.update(rows, 0, summary(rows.size()));  // unharmed
+    first.finish(rows, summary(rows.size()));
   }
-  portalab::ResultFiles later(dir.string(), nlohmann::json::object());  // once it is done
+  portalab::ResultFiles later(dir.string(), provenance());  // once it is done
   EXPECT_TRUE(temporaries(dir).empty());
 }
 
@@ -154,7 +164,7 @@ TEST_F(ResultFileWriter, AFolderThatCannotBeWrittenSaysWhy) {
   std::ofstream(dir / "a_file") << "x";
   const std::string under_a_file = (dir / "a_file" / "out").string();
   try {
-    portalab::ResultFiles files(under_a_file, nlohmann::json::object());
+    portalab::ResultFiles files(under_a_file, provenance());
     FAIL() << "no error";
   } catch (const OutputError& e) {
     const std::string m = e.what();

@@ -5,6 +5,7 @@
 #include "provenance.hpp"
 #include "result.hpp"
 #include "runner.hpp"
+#include "schema_version.hpp"
 #include "spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,7 @@ const char* required[] = {"experiment", "variant", "library", "threads", "space"
 class ResultFiles : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir = std::filesystem::temp_directory_path() / "portalab_test_results";
+    dir = std::filesystem::path(PORTALAB_TEST_FILES_DIR) / "portalab_test_results";
     std::filesystem::remove_all(dir);
     const auto deck = portalab::parse_deck(
         "reps = 3\nwarmups = 1\n[vector_poly]\nsizes = [1000, 3]\ndtypes = [\"float64\", "
@@ -65,10 +66,19 @@ TEST_F(ResultFiles, EveryEntryRanAndPassed) {
 
 TEST_F(ResultFiles, JsonHasEveryFieldAndProvenance) {
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
+  EXPECT_EQ(doc["schema_version"], portalab::schema_version);
   ASSERT_EQ(doc["results"].size(), summary.results.size());
   for (const auto& row : doc["results"]) {
     for (const char* f : required) EXPECT_TRUE(row.contains(f)) << f;
     EXPECT_EQ(row["check"], "PASS");
+    // Numbers are numbers; objects are objects (schema/results.schema.json).
+    for (const char* f : {"threads", "n", "reps", "warmups", "ranks"})
+      EXPECT_TRUE(row[f].is_number_integer()) << f << ": " << row[f];
+    EXPECT_TRUE(row["library_threads"].is_number_integer() || row["library_threads"].is_null())
+        << row["library_threads"];
+    EXPECT_TRUE(row["parameters"].is_object()) << row["parameters"];
+    EXPECT_TRUE(row["metrics"].is_object()) << row["metrics"];
+    EXPECT_TRUE(row["limit"].is_null()) << row["limit"];  // run without limits
     EXPECT_GE(row["total_ms"].get<double>(), row["kernel_ms"].get<double>());
     for (const char* phase : {"h2d", "kernel", "d2h", "total"}) {
       const auto& s = row["stats"][phase];

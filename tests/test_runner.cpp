@@ -4,6 +4,7 @@
 #include "deck.hpp"
 #include "experiment.hpp"
 #include "kernels/vendor.hpp"
+#include "provenance.hpp"
 #include "runner.hpp"
 #include "spaces.hpp"
 
@@ -167,13 +168,13 @@ sizes = [100]
 variants = ["fused"]
 )",
                                "failing.toml", test_registry().catalog());
-  const auto dir = std::filesystem::temp_directory_path() / "portalab_test_runner";
+  const auto dir = std::filesystem::path(PORTALAB_TEST_FILES_DIR) / "portalab_test_runner";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   RunOptions options;
   options.out_dir = dir.string();
   options.registry = &test_registry();
-  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  const RunSummary summary = run_deck(deck, options, portalab::collect_provenance(&deck, {"test"}));
 
   ASSERT_EQ(summary.results.size(), 3u);  // the entries after the failure ran
   EXPECT_EQ(summary.failed, 2);
@@ -189,7 +190,7 @@ variants = ["fused"]
   ASSERT_EQ(failures.size(), 2u);
   EXPECT_EQ(failures[0]["experiment"], "test_wrong_answer");
   EXPECT_EQ(failures[1]["n"], 20);
-  std::filesystem::remove_all(dir);
+  // The folder is left for results.schema to validate (tests/CMakeLists.txt).
 }
 
 #if defined(KOKKOS_ENABLE_SERIAL) && defined(KOKKOS_ENABLE_OPENMP)

@@ -4,8 +4,8 @@
     run_examples.py --portalab build/host/portalab --source . --work DIR PAGE.md...
 
 Every ```sh block runs, in order, as a bash script (set -euo pipefail) in a
-folder made to look like the repository's root: inputs/, scripts/, tests/
-and docs/ are the repository's, build/host/ is the build that holds
+folder made to look like the repository's root: inputs/, scripts/, schema/,
+tests/ and docs/ are the repository's, build/host/ is the build that holds
 --portalab, and that build (then --python as python3) is first on PATH (`portalab run ...` works as
 written). The blocks of one page share their folder, so that a block may use
 what an earlier one wrote. A block that needs what a host build cannot give
@@ -32,7 +32,7 @@ import time
 
 NEEDS = {"gpu", "mpi", "slurm", "kokkos-tools", "long", "runs"}
 SHELL_FENCES = {"sh", "bash", "shell"}
-REPOSITORY_FOLDERS = ["inputs", "scripts", "tests", "docs"]
+REPOSITORY_FOLDERS = ["inputs", "scripts", "schema", "tests", "docs"]
 
 
 def blocks(text):

@@ -57,6 +57,7 @@ class Base(unittest.TestCase):
         return p
 
     def results(self):
+        portalab_results.check_files(self.out)  # valid against schema/
         with open(os.path.join(self.out, "results.json")) as f:
             return json.load(f)
 
@@ -275,6 +276,7 @@ class SignalTest(Base):
         os.kill(int(sorted(children, key=int)[-1]), signal.SIGKILL)
         proc.communicate(timeout=TIMEOUT)  # MPI ends the job: no hang
         self.assertNotEqual(proc.returncode, 0)
+        portalab_results.check_files(self.out)
         doc = portalab_results.read_document(os.path.join(self.out, "results.json"))
         self.assertGreaterEqual(len(doc["results"]), 1)
         for r in doc["results"]:

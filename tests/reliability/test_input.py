@@ -17,6 +17,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_reliability import DECK, ENV, compiled_spaces  # noqa: E402
 
+import portalab_results  # noqa: E402  (scripts/, on the path test_reliability set)
+
 DEVICE_BUILD = bool(os.environ.get("PORTALAB_DEVICE_BUILD"))
 
 
@@ -280,6 +282,7 @@ class ApplyTest(Case):
         cal = self.path("cal.json")
         p = portalab("calibrate", "--quick", "--spaces", "Serial", "--out", cal)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        portalab_results.check_files(cal)
         out = self.path("out")
         p = portalab("run", DECK, "--dry-run", "--limits", cal, "--spaces", "Serial", "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])

@@ -40,7 +40,9 @@ def compiled_spaces():
 
 
 def read_results(out):
-    """Both files, parsed; fails the test if either is missing or malformed."""
+    """Both files, parsed and valid against schema/ (the journal too, if
+    left); fails the test if either is missing or malformed."""
+    portalab_results.check_files(out)
     with open(os.path.join(out, "results.json")) as f:
         doc = json.load(f)
     with open(os.path.join(out, "results.csv"), newline="") as f:
@@ -50,13 +52,16 @@ def read_results(out):
 
 def read_journal(out):
     """The rows a run recorded, read as the scripts read them (the journal
-    while it lies there, else results.json)."""
+    while it lies there, else results.json), its files valid against schema/."""
+    portalab_results.check_files(out)
     return portalab_results.read_document(os.path.join(out, "results.json"))
 
 
 def entries_written(out):
+    """Entries recorded so far by a run still writing (not validated: its
+    files change as they are read)."""
     try:
-        return len(read_journal(out)["results"])
+        return len(portalab_results.read_document(os.path.join(out, "results.json"))["results"])
     except (OSError, ValueError, KeyError, portalab_results.ResultsError):
         return 0
 

@@ -47,7 +47,8 @@ for experiment, t in d.items():
                         "gflop_per_j": 1.0, "gb_per_j": None}
                 rows.append(row)
 device = {"space": "Cuda", "name": "Fake H100", "uuid": "GPU-fake", "cuda_driver": 13000}
-doc = {"provenance": {"ranks": [{"device": device}], "devices": [device],
+doc = {"schema_version": 2,  # portalab's (miniapp/schema_version.hpp)
+       "provenance": {"ranks": [{"device": device}], "devices": [device],
                       "energy": {"gpu": {"name": "Fake H100"}} if energy == "on" else {"off": True}},
        "results": rows, "summary": {}}
 os.makedirs(out, exist_ok=True)

@@ -9,12 +9,15 @@ import subprocess
 
 def real_run(deck, out, *args):
     """The results.json document of a real run of deck into out, by the
-    binary $PORTALAB on two OpenMP threads (not pinned: shared machines)."""
+    binary $PORTALAB on two OpenMP threads (not pinned: shared machines),
+    its files valid against schema/ (portalab_results on the caller's path)."""
     p = subprocess.run([os.environ["PORTALAB"], "run", deck, *args, "--out", out],
                        capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
     if p.returncode != 0:
         raise RuntimeError(f"portalab exited {p.returncode}: {p.stderr[-2000:]}")
+    import portalab_results
+    portalab_results.check_files(out)
     with open(os.path.join(out, "results.json")) as f:
         return json.load(f)
 

@@ -21,6 +21,7 @@ SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, SCRIPTS)
 
 import energy_check as ec  # noqa: E402
+import portalab_results as pr  # noqa: E402
 
 T0 = 1795571962.0  # 2026-11-25 02:39:22 UTC
 HEADER = "timestamp, uuid, power.draw.instant [W], power.draw [W], clocks.sm [MHz], clocks.mem [MHz]"
@@ -62,7 +63,8 @@ def row(experiment="gemm", dtype="float32", start=2.0, end=7.0, joules=1500.0, r
 
 def doc(*rows):
     device = {"space": "Cuda", "name": "Fake H100", "uuid": "GPU-fake", "cuda_driver": 13000}
-    return {"provenance": {"ranks": [{"device": device}], "devices": [device],
+    return {"schema_version": pr.SCHEMA_VERSION,
+            "provenance": {"ranks": [{"device": device}], "devices": [device],
                            "energy": {"gpu": {"name": "Fake H100"}}},
             "results": list(rows)}
 

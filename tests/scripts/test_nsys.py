@@ -24,6 +24,7 @@ sys.path.insert(0, SCRIPTS)
 
 import fake_nsys  # noqa: E402
 import nsys_sqlite as ns  # noqa: E402
+import portalab_results as pr  # noqa: E402
 
 SKIP = 77
 ALL = {"ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams"}
@@ -48,7 +49,7 @@ class Base(unittest.TestCase):
         fake_nsys.write(db, rows, faults, text_ids, connector)
         results = os.path.join(self.tmp, f"{name}.json")
         with open(results, "w") as f:
-            json.dump({"results": rows}, f)
+            json.dump({"schema_version": pr.SCHEMA_VERSION, "results": rows}, f)
         return db, results
 
 
@@ -142,7 +143,7 @@ class CheckTest(Base):
         db, results = self.export(rows, faults, text_ids)
         if results_rows is not None:
             with open(results, "w") as f:
-                json.dump({"results": results_rows}, f)
+                json.dump({"schema_version": pr.SCHEMA_VERSION, "results": results_rows}, f)
         return script("nsys_check.py", db, results, *extra)
 
     def assertFails(self, rows, faults, expected, results_rows=None):

@@ -37,7 +37,7 @@ def report(*args):
 def row(space, n, total, copies="none", kernel=None, check="PASS", variant="fused",
         dtype="float32", experiment="vector_poly", host="h"):
     return {"hostname": host, "space": space, "experiment": experiment, "variant": variant,
-            "dtype": dtype, "n": n, "copies": copies, "ranks": 1, "parameters": "",
+            "dtype": dtype, "n": n, "copies": copies, "ranks": 1, "parameters": {},
             "check": check, "total_ms": total, "kernel_ms": total if kernel is None else kernel}
 
 
@@ -212,7 +212,8 @@ class BadInputTest(unittest.TestCase):
 
     def test_no_entries(self):
         self.check_one_line(self.write("empty.json", json.dumps(
-            {"provenance": {}, "summary": {}, "results": []})), "no entries")
+            {"schema_version": pr.SCHEMA_VERSION, "provenance": {}, "summary": {},
+             "results": []})), "no entries")
 
 
 class DomText(HTMLParser):

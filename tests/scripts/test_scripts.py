@@ -214,7 +214,8 @@ class NoiseTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="portalab_noise_")
-        template = {"provenance": {"host": {"hostname": "h"}, "devices": [],
+        template = {"schema_version": 2,
+                    "provenance": {"host": {"hostname": "h"}, "devices": [],
                                    "started_at": "2000-01-01T00:00:00Z"},
                     "summary": {},
                     "results": [{"experiment": "vector_poly", "variant": "fused",
@@ -397,6 +398,108 @@ class HostPeersTest(unittest.TestCase):
         rc, _, err = script("host_peers.py", os.path.join(self.tmp, "none", "results.json"))
         self.assertEqual(rc, 2, err)
         self.assertIn("not a portalab results.json", err)
+
+
+class ValidateTest(Base):
+    """scripts/validate.py: a real run's files pass; a field broken in each
+    kind of file (results.json, results.csv, the journal, a calibration file)
+    is named with its file; an older file is named with its version."""
+
+    def setUp(self):
+        import portalab_results
+        if not portalab_results.have_jsonschema():
+            sys.exit(SKIP)
+
+    def validate(self, *paths):
+        return script("validate.py", *paths)
+
+    def broken(self, name, change):
+        """A copy of the run's results.json with change(doc) applied."""
+        doc = json.loads(json.dumps(self.doc))
+        change(doc)
+        return self.write(name, doc)
+
+    def test_a_real_run_is_valid(self):
+        rc, out, err = self.validate(self.run_dir)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("2 files checked against schema/, 0 with problems", err)
+
+    def test_text_for_a_number_is_named_by_file_and_field(self):
+        def change(doc):
+            doc["results"][2]["threads"] = "1"
+            doc["results"][0]["limit"] = "gemm 93 GFLOP/s"
+        path = self.broken("text_threads", change)
+        rc, out, _ = self.validate(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"{path}: results/2/threads: '1' is not of type 'integer'", out)
+        self.assertIn(f"{path}: results/0/limit: ", out)
+
+    def test_a_csv_cell_is_named_by_line_and_column(self):
+        with open(os.path.join(self.run_dir, "results.csv"), newline="") as f:
+            rows = list(csv.reader(f))
+        rows[2][rows[0].index("threads")] = "one"
+        path = os.path.join(self.tmp, "csv", "results.csv")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", newline="") as f:
+            csv.writer(f).writerows(rows)
+        rc, out, _ = self.validate(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"{path}:3: threads: 'one' is not of type 'integer'", out)
+
+    def test_a_journal_row_is_named_by_line(self):
+        path = os.path.join(self.tmp, "journal", "results.jsonl")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        row = dict(self.doc["results"][0], n="1000")
+        with open(path, "w") as f:
+            f.write(json.dumps({"schema_version": 2, "provenance": self.doc["provenance"]}) + "\n")
+            f.write(json.dumps({"first": 0, "rows": [self.doc["results"][0], row]}) + "\n")
+            f.write('{"first": 2, "rows": [')  # cut short by a kill: not a problem
+        rc, out, _ = self.validate(path)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(out.strip(), f"{path}:2: rows/1/n: '1000' is not of type 'integer'")
+
+    def test_a_calibration_file_is_checked_against_the_limits_schema(self):
+        cal = os.path.join(self.tmp, "limits.json")
+        p = subprocess.run([os.environ["PORTALAB"], "calibrate", "--quick", "--spaces", "Serial",
+                            "--out", cal], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        rc, out, err = self.validate(cal)
+        self.assertEqual(rc, 0, out + err)
+        with open(cal) as f:
+            doc = json.load(f)
+        doc["calibration"]["spaces"][0]["memory_gbps"] = "20 GB/s"
+        synthetic.write(doc, cal)
+        rc, out, _ = self.validate(cal)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"{cal}: calibration/spaces/0/memory_gbps: '20 GB/s' is not of type", out)
+
+    def test_an_older_file_is_named_by_its_version(self):
+        path = self.broken("old", lambda doc: doc.pop("schema_version"))
+        rc, out, _ = self.validate(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"{path}: a results file of schema_version 1, written before", out)
+
+    def test_every_reader_names_the_version_of_another_file(self):
+        old = self.broken("v1", lambda doc: doc.pop("schema_version"))
+        new = self.broken("v3", lambda doc: doc.update(schema_version=3))
+        plots = os.path.join(self.tmp, "plots")
+        for name, *args in (("collect.py", old), ("compare.py", old, new), ("plot.py", old, "--out", plots),
+                            ("roofline.py", old, "--out", plots), ("pct_of_limit.py", old),
+                            ("report.py", old, "--out", os.path.join(plots, "r.html")),
+                            ("kernels_limits.py", old), ("host_peers.py", old)):
+            rc, _, err = script(name, *args)
+            if "needs " in err:
+                continue  # matplotlib, jinja2 or Numba missing: said before reading
+            self.assertEqual((rc, len(err.strip().splitlines())), (2, 1), f"{name}: {err}")
+            self.assertIn(f"{old}: a results file of schema_version 1, written before", err)
+        rc, _, err = script("collect.py", new)
+        self.assertEqual(rc, 2, err)
+        self.assertIn(f"{new}: a results file of schema_version 3, these scripts read version 2", err)
+
+    def test_a_missing_path_exits_2(self):
+        rc, _, err = self.validate(os.path.join(self.tmp, "none"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("none: no such file or folder", err)
 
 
 class NeedsMatplotlibTest(unittest.TestCase):

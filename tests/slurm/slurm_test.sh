@@ -203,7 +203,11 @@ omp = prov["host"]["omp_env"]
 assert omp == {"OMP_NUM_THREADS": cpus, "OMP_PROC_BIND": "spread", "OMP_PLACES": "threads"}, omp
 print(f"{d}: {len(rows)} rows, job {prov['slurm']['job_id']}, {omp}")
 PY
-  [ -s "$1/results.csv" ] && [ -s "$1/table.txt" ] && [ -s "$1/info.json" ]
+  [ -s "$1/results.csv" ] && [ -s "$1/table.txt" ] && [ -s "$1/info.json" ] || return 1
+  # Its files valid against schema/ (77: this python3 has no jsonschema).
+  local rc=0
+  python3 "$src/scripts/validate.py" "$1" || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 77 ]
 }
 check_results "results/$job/default" 2   # PORTALAB_ARGS' reps
 check_results "results/$array/default" 2
