@@ -8,22 +8,22 @@
 // or skipped for memory); 128 + the signal (143 SIGTERM, 130 SIGINT, 129
 // SIGHUP, ...) when a signal stopped a run, as a shell reports a process the
 // signal killed, after the results so far were written.
-#include "analysis.hpp"
-#include "calibrate.hpp"
-#include "comm.hpp"
-#include "deck.hpp"
-#include "deck_search.hpp"
-#include "dry_run.hpp"
-#include "experiment.hpp"
-#include "interrupt.hpp"
-#include "kokkos_options.hpp"
+#include "results/analysis.hpp"
+#include "limits/calibrate.hpp"
+#include "ranks/comm.hpp"
+#include "deck/deck.hpp"
+#include "deck/deck_search.hpp"
+#include "plan/dry_run.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/interrupt.hpp"
+#include "deck/kokkos_options.hpp"
 #include "list.hpp"
-#include "provenance.hpp"
-#include "result_files.hpp"
-#include "runner.hpp"
-#include "watchdog.hpp"
-#include "spaces.hpp"
-#include "suggest.hpp"
+#include "results/provenance.hpp"
+#include "results/result_files.hpp"
+#include "run/runner.hpp"
+#include "ranks/watchdog.hpp"
+#include "platform/spaces.hpp"
+#include "platform/suggest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
