@@ -1,40 +1,30 @@
-#include "run/runner.hpp"
+#include "measure/run_entry.hpp"
 
-#include "results/analysis.hpp"
-#include "limits/calibrate.hpp"
-#include "ranks/comm.hpp"
-#include "plan/dry_run.hpp"
 #include "experiment/experiment.hpp"
+#include "limits/calibrate.hpp"
 #include "platform/interrupt.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/memory.hpp"
 #include "platform/profiling.hpp"
 #include "platform/spaces.hpp"
 #include "platform/timing.hpp"
+#include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <limits>
-#include <ostream>
 #include <set>
-#include <span>
 
 namespace portalab {
+
+Watchdog* watchdog = nullptr;
+
 namespace {
 
-bool applies(const std::string& space, CopyMode mode) {
-  // Pinned memory speeds copies to a device; a host space has nothing to copy.
-  return !(mode == CopyMode::pinned && is_host_space(space));
-}
-
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / 1073741824.0); }
-
-// ---- Stage 2: one entry into a Result -----------------------------------
 
 // Phase times of one repetition: h2d, kernel, d2h (copies only when real).
 struct Rep {
@@ -94,9 +84,6 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& c
   if (const double best = lim.transfer_gbps("d2h_" + mode); best > 0 && r.d2h_gbps > 0)
     r.d2h_pct_of_limit = r.d2h_gbps / (per_rank * best);
 }
-
-// run_deck's, with several ranks: each gate passed is progress.
-Watchdog* watchdog = nullptr;
 
 // The ranks of a run pass an entry's gates together: the barrier before each
 // repetition, which also says whether every rank can go on and whether any
@@ -451,68 +438,6 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
 
 }  // namespace
 
-// ---- Stage 1: the deck into entries ----------------------------------------
-
-const std::string& Entry::variant_name() const { return experiment->variants.at(variant); }
-
-std::string Entry::describe() const {
-  return fmt::format("{} {} {} {} n={} copies={}{}", experiment->name, variant_name(), space,
-                     dtype, n, to_string(copies),
-                     ranks > 1 ? fmt::format(" ranks={}", ranks) : std::string());
-}
-
-std::string Entry::too_few_ranks(int world_size) const {
-  if (ranks <= world_size) return {};
-  return fmt::format("not applicable: runs on {} ranks; this run has {}", ranks, world_size);
-}
-
-Parameters Entry::case_parameters() const {
-  Parameters p = parameters;
-  p["ranks"] = ranks;
-  return p;
-}
-
-std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_size) {
-  std::vector<Entry> entries;
-  std::size_t case_id = 0;
-  for (const auto& plan : deck.plans) {
-    const ExperimentInfo* info = registry.find(plan.experiment);
-    if (!info) throw InputError(fmt::format("{}: no experiment '{}'", deck.path, plan.experiment));
-    const std::vector<int> ranks = plan.ranks.empty() ? std::vector<int>{world_size} : plan.ranks;
-    for (std::size_t n : plan.sizes)
-      for (const auto& dtype : plan.dtypes)
-        for (const auto& space : plan.spaces)
-          for (CopyMode mode : plan.copies) {
-            if (!applies(space, mode)) continue;
-            // Ranks innermost but for the variants: a row on k ranks follows
-            // its one-rank row, to which its scaling is compared.
-            for (int k : ranks) {
-              for (const auto& variant : plan.variants) {
-                Entry e{info, info->variant_index(variant), space, dtype, n, mode,
-                        plan.reps, plan.warmups, plan.parameters, case_id};
-                e.ranks = k;
-                entries.push_back(std::move(e));
-              }
-              ++case_id;
-            }
-          }
-  }
-  return entries;
-}
-
-std::size_t count_entries(const Deck& deck) {
-  std::size_t n = 0;
-  for (const auto& p : deck.plans)
-    for (const auto& space : p.spaces)
-      for (auto mode : p.copies)
-        if (applies(space, mode))
-          n += p.sizes.size() * p.dtypes.size() * p.variants.size() *
-               std::max<std::size_t>(1, p.ranks.size());
-  return n;
-}
-
-// ---- Stage 2 ----------------------------------------------------------------
-
 CaseSlot::CaseSlot() = default;
 CaseSlot::~CaseSlot() = default;
 
@@ -611,190 +536,6 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   // The values themselves, as the lab prints them (array_ops).
   if (options.tables && c) r.shown = c->show(e.variant);
   return r;
-}
-
-// ---- Stage 3: the sink ------------------------------------------------------
-
-nlohmann::json RunSummary::to_json(bool analysis) const {
-  nlohmann::json failures = nlohmann::json::array();
-  for (const auto& r : results)
-    if (r.status == Status::fail || r.status == Status::error)
-      failures.push_back({{"experiment", r.experiment}, {"variant", r.variant},
-                          {"space", r.space}, {"dtype", r.dtype}, {"n", r.n},
-                          {"copies", std::string(portalab::to_string(r.copies))},
-                          {"check", std::string(portalab::to_string(r.status))},
-                          {"detail", r.note.empty() ? r.check.detail : r.note}});
-  nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-                      {"skipped", skipped}, {"not_applicable", not_applicable},
-                      {"failures", failures}};
-  if (analysis) {
-    j["gpu_crossover"] = gpu_crossover_json(find_crossovers(results));
-    j["multi_rank_crossover"] = rank_crossover_json(find_rank_crossovers(results));
-    j["float64_over_float32"] = dtype_ratios_json(find_dtype_ratios(results));
-  }
-  if (!incomplete.empty()) j["incomplete"] = incomplete;
-  if (interrupted_by != 0)
-    j["interrupted"] = {{"signal", signal_name(interrupted_by)},
-                        {"abandoned", abandoned},
-                        {"not_run", not_run}};
-  return j;
-}
-
-Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::span<const Entry> entries)
-    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries.size()) {
-  // Made before anything is measured: a folder that cannot be written (or
-  // that another run writes into) stops the run here, with OutputError.
-  if (m_options.out_dir) m_files.emplace(*m_options.out_dir, m_provenance);
-  // The progress lines' time left comes from the entries' estimates; without
-  // limits, from the entries' count.
-  if (m_options.progress && m_options.limits)
-    for (const auto& e : plan_entries(entries, {m_options.limits, /*ask_spaces=*/true}))
-      m_estimated_ms.push_back(e.estimated_ms());
-  else if (m_options.progress)
-    m_estimated_ms.assign(entries.size(), 0.0);
-  m_started = std::chrono::steady_clock::now();
-}
-
-// " [1.2 s elapsed, ~3 min 05 s left]" once `done` entries are measured.
-std::string Sink::timing(std::size_t done) const {
-  const double elapsed =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_started)
-          .count();
-  return fmt::format(" [{} elapsed, ~{} left]", format_duration(elapsed),
-                     format_duration(time_left_ms(m_estimated_ms, done, elapsed)));
-}
-
-void Sink::record(Result r) {
-  m_summary.failed += r.status == Status::fail;
-  m_summary.errors += r.status == Status::error;
-  m_summary.skipped += r.status == Status::skipped;
-  m_summary.not_applicable += r.status == Status::not_applicable;
-  const std::size_t i = m_summary.results.size();
-  if (m_options.progress) {
-    const std::string what = fmt::format("{} {} {} {} n={} copies={}", r.experiment, r.variant,
-                                         r.space, r.dtype, r.n, to_string(r.copies));
-    if (r.status == Status::pass || r.status == Status::fail)
-      fmt::print(*m_options.progress, "[{}/{}] {}: total {:.4g} ms, kernel {:.4g} ms, {}{}\n",
-                 i + 1, m_entries, what, r.total.median, r.kernel.median, to_string(r.status),
-                 timing(i + 1));
-    else
-      fmt::print(*m_options.progress, "[{}/{}] {}: {}: {}{}\n", i + 1, m_entries, what,
-                 to_string(r.status), r.note, timing(i + 1));
-  }
-  if (m_options.tables && !r.shown.empty())
-    fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment,
-               r.variant, r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status),
-               r.shown);
-  relate_to_one_rank(r);
-  m_summary.results.push_back(std::move(r));
-  // Written after every entry: a job killed later keeps what it measured.
-  write_files(m_speedups.add(m_summary.results, i), false);
-}
-
-// A row on k > 1 ranks against the same entry on one rank (expand puts it
-// first): how much faster the group's work went, and that over k.
-void Sink::relate_to_one_rank(Result& r) {
-  if (r.status != Status::pass) return;
-  const std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space, r.dtype, r.n,
-                  to_string(r.copies), to_string(r.parameters));
-  if (r.ranks == 1) {
-    m_one_rank[key] = m_summary.results.size();
-    return;
-  }
-  const auto it = m_one_rank.find(key);
-  if (it == m_one_rank.end()) return;
-  const Result& one = m_summary.results[it->second];
-  const double work_k = r.bytes > 0 ? r.bytes : r.flops;
-  const double work_1 = one.bytes > 0 ? one.bytes : one.flops;
-  if (work_k <= 0 || work_1 <= 0 || r.kernel.median <= 0 || one.kernel.median <= 0) return;
-  const double speedup = (work_k / r.kernel.median) / (work_1 / one.kernel.median);
-  r.set_metric("speedup_over_1_rank", speedup);
-  r.set_metric("parallel_efficiency", speedup / r.ranks);
-}
-
-void Sink::case_done(const ExperimentInfo& experiment, std::size_t first) {
-  if (!experiment.relate || first >= m_summary.results.size()) return;
-  experiment.relate(std::span<Result>(m_summary.results).subspan(first));
-  write_files(first, false);
-}
-
-void Sink::experiment_done(const std::string& experiment) {
-  if (m_options.tables)
-    *m_options.tables << format_table(m_summary.results, experiment) << std::flush;
-}
-
-void Sink::interrupted(int signal, const std::string& abandoned) {
-  m_summary.interrupted_by = signal;
-  m_summary.abandoned = abandoned;
-  m_summary.not_run = m_entries - m_summary.results.size();
-  if (!m_summary.results.empty()) experiment_done(m_summary.results.back().experiment);
-}
-
-RunSummary Sink::finish() {
-  write_files(m_summary.results.size(), true);
-  return std::move(m_summary);
-}
-
-// rows[first_changed, end) are new or changed. An output error is said once;
-// then nothing more is written, and measuring goes on.
-void Sink::write_files(std::size_t first_changed, bool last) {
-  if (!m_files || !m_summary.incomplete.empty()) return;
-  try {
-    if (last)
-      m_files->finish(m_summary.results, m_summary.to_json(true));
-    else
-      m_files->update(m_summary.results, first_changed, m_summary.to_json(false));
-  } catch (const OutputError& e) {
-    m_summary.incomplete = e.what();
-    if (m_options.progress)
-      fmt::print(*m_options.progress,
-                 "portalab: {}: results are no longer written; the run goes on\n", e.what());
-  }
-}
-
-// ---- All three --------------------------------------------------------------
-
-RunSummary run_deck(const Deck& deck, const RunOptions& options,
-                    const nlohmann::json& provenance) {
-  const Registry& registry = options.registry ? *options.registry : global_registry();
-  const Comm& all = options.world ? *options.world : world();
-  const std::vector<Entry> entries = expand(deck, registry, all.size());
-  Sink sink(options, provenance, entries);
-  std::optional<Watchdog> dog;
-  if (all.size() > 1 && options.watchdog_s > 0)
-    dog.emplace(options.watchdog_s, [rank = all.rank()](const std::string& where, double s) {
-      fmt::print(stderr,
-                 "portalab: rank {}: no gate passed for {} s, in {}: a rank stopped before a "
-                 "collective the others wait in (or one step takes longer); aborting every "
-                 "rank. PORTALAB_WATCHDOG_S sets the limit, 0 turns it off\n",
-                 rank, s, where);
-      abort_world(3);  // the driver's exit code for the unexpected
-    });
-  watchdog = dog ? &*dog : nullptr;
-  struct Unset {
-    ~Unset() { watchdog = nullptr; }
-  } unset;
-  CaseSlot slot;
-  std::size_t case_first_row = 0;
-  std::string current;  // the entry in progress, named if a signal abandons it
-  try {
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const Entry& e = entries[i];
-      current = e.describe();
-      if (watchdog) watchdog->at(current);
-      sink.record(run_entry(e, slot, options));
-      const bool last = i + 1 == entries.size();
-      if (last || entries[i + 1].case_id != e.case_id) {
-        sink.case_done(*e.experiment, case_first_row);
-        case_first_row = sink.rows();
-      }
-      if (last || entries[i + 1].experiment != e.experiment) sink.experiment_done(e.experiment->name);
-    }
-  } catch (const Interrupted& signal) {
-    sink.interrupted(signal.signal, current);
-  }
-  return sink.finish();
 }
 
 }  // namespace portalab

@@ -1,11 +1,11 @@
-// A deck's entries in the order `portalab run` measures them (runner.hpp's
+// A deck's entries in the order `portalab run` measures them (expand.hpp's
 // expand), each with its bytes and an estimate of its time (estimate.hpp),
 // without running any: `portalab run DECK --dry-run`, and the progress
 // lines' time left (the Sink's).
 #pragma once
 
 #include "plan/estimate.hpp"
-#include "run/runner.hpp"
+#include "plan/expand.hpp"
 
 #include <cstddef>
 #include <optional>
