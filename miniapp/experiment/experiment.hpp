@@ -23,7 +23,6 @@
 #include "deck/copy_mode.hpp"
 #include "experiment/dtype.hpp"
 #include "experiment/mirrored.hpp"
-#include "results/result.hpp"
 #include "experiment/run_state.hpp"
 #include "platform/spaces.hpp"
 #include "kernels/library_threads.hpp"
@@ -41,6 +40,8 @@
 #include <vector>
 
 namespace portalab {
+
+struct Result;  // results/result.hpp: a row, above this layer (relate's rows)
 
 // Traffic and arithmetic of one repetition; rates come from these alone.
 struct Work {

@@ -6,6 +6,7 @@
 // S/t·2(k-1)/k for a message of S bytes on k ranks (the row's GB/s).
 #include "experiment/experiment.hpp"
 #include "ranks/distributed.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <fmt/format.h>
 

@@ -14,6 +14,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "experiment/polynomial_check.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <algorithm>
 #include <array>

@@ -11,6 +11,7 @@
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
 #include "experiment/matrix_check.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <array>
 
