@@ -14,6 +14,7 @@
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
 #include "plan/dry_run.hpp"
+#include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/interrupt.hpp"
 #include "deck/kokkos_options.hpp"
@@ -135,9 +136,12 @@ int agreed_exit(int code) {
   return std::stoi(all.broadcast(std::to_string(code)));
 }
 
-// Every rank's place and device, for rank 0's provenance and rows.
-nlohmann::json gather_rank_places() {
-  const auto parts = portalab::world().gather(portalab::rank_provenance().dump());
+// Every rank's place and device, for rank 0's provenance and rows; with
+// `energy`, what its meters are (each GPU's power limit, clocks, ...).
+nlohmann::json gather_rank_places(const portalab::EnergyMeters* energy = nullptr) {
+  nlohmann::json mine = portalab::rank_provenance();
+  if (energy) mine["energy"] = energy->describe();
+  const auto parts = portalab::world().gather(mine.dump());
   nlohmann::json all = nlohmann::json::array();
   for (const auto& p : parts) all.push_back(nlohmann::json::parse(p));
   return all;
@@ -160,6 +164,7 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
 int run(const std::string& deck_arg, const std::optional<std::string>& out,
         const portalab::DeckOverrides& overrides,
         const std::optional<std::string>& calibration_path, bool dry,
+        const std::optional<std::string>& energy_option,
         const std::vector<std::string>& command, int& kokkos_argc, char** kokkos_argv) {
   // Everything about the input is checked before Kokkos starts or allocates.
   const portalab::Comm& all = portalab::world();
@@ -188,8 +193,13 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
 
   auto provenance = portalab::collect_provenance(&deck, command);
   provenance["kokkos_initialize_ms"] = init_ms;
-  const nlohmann::json places = gather_rank_places();
+  // --energy over the deck's key; off: NVML is never loaded.
+  std::optional<portalab::EnergyMeters> meters;
+  if (energy_option ? *energy_option == "on" : deck.energy)
+    meters = portalab::EnergyMeters::open(portalab::rank_provenance().value("device", nlohmann::json()));
+  const nlohmann::json places = gather_rank_places(meters ? &*meters : nullptr);
   provenance["ranks"] = places;
+  provenance["energy"] = meters ? meters->describe() : nlohmann::json{{"off", true}};
   const std::size_t entries = portalab::expand(deck, portalab::global_registry(), all.size()).size();
   if (root)
     fmt::print(stderr, "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "
@@ -198,6 +208,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
                all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
                init_ms);
 
+  if (root)
+    fmt::print(stderr, "energy: {}\n",
+               meters ? meters->summary() : std::string("off (--energy off, or the deck's energy key)"));
   if (!limits && deck.calibrate != "none") {
     const auto used = spaces_used(deck);
     if (root)
@@ -219,6 +232,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   options.progress = root ? &std::cerr : nullptr;
   options.rank_places = places;
   options.watchdog_s = watchdog_s;
+  options.energy = meters ? &*meters : nullptr;
   const auto summary = portalab::run_deck(deck, options, provenance);
   return agreed_exit(root ? report(summary, out) : 0);
 }
@@ -265,7 +279,7 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
 }
 
 int calibrate(const std::optional<std::string>& out, const std::vector<std::string>& given,
-              bool quick, const std::vector<std::string>& command, int& kokkos_argc,
+              bool quick, bool energy, const std::vector<std::string>& command, int& kokkos_argc,
               char** kokkos_argv) {
   // The rule of `run --spaces` and of a deck's spaces.
   const auto spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
@@ -285,8 +299,14 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   if (!root) return agreed_exit(0);
   std::cout << portalab::format_calibration(cal);
   if (out) {
-    const nlohmann::json doc{{"provenance", portalab::collect_provenance(nullptr, command)},
-                             {"calibration", portalab::to_json(cal)}};
+    nlohmann::json doc{{"provenance", portalab::collect_provenance(nullptr, command)},
+                       {"calibration", portalab::to_json(cal)}};
+    // What bounds the limits measured: each GPU's power limit, clocks, ECC.
+    doc["provenance"]["energy"] =
+        energy ? portalab::EnergyMeters::open(
+                     portalab::rank_provenance().value("device", nlohmann::json()))
+                     .describe()
+               : nlohmann::json{{"off", true}};
     try {
       portalab::write_file_atomically(
           *out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -442,6 +462,13 @@ int main(int argc, char** argv) {
   std::optional<std::string> calibration_path;
   run_cmd->add_option("--calibration,--limits", calibration_path,
                       "limits from `portalab calibrate --out FILE` instead of measuring them");
+  std::optional<std::string> energy;
+  run_cmd
+      ->add_option("--energy", energy,
+                   "read the GPU's energy, clocks and power (NVML) and the CPU's energy (RAPL) "
+                   "around each repetition, outside its timing: on (default, or the deck's "
+                   "`energy` key) or off (NVML never loaded)")
+      ->check(CLI::IsMember({"on", "off"}));
   bool dry = false;
   run_cmd->add_flag("--dry-run", dry,
                     "list the entries with their bytes and estimated times; run nothing");
@@ -454,6 +481,12 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure, each once (default: all compiled)")
       ->delimiter(',');
   cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
+  std::string cal_energy = "on";
+  cal_cmd
+      ->add_option("--energy", cal_energy,
+                   "record each GPU's power limit, application clocks, persistence mode and ECC "
+                   "(NVML) with the limits: on (default) or off (NVML never loaded)")
+      ->check(CLI::IsMember({"on", "off"}));
   auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
   bool names_only = false;
   auto* names_flag = list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
@@ -533,8 +566,9 @@ int main(int argc, char** argv) {
       if (root) fmt::print(stderr, "warning: {}\n", warning);
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
-      return calibrate(cal_out, cal_spaces, cal_quick, command, kokkos_argc, kokkos_args.data());
-    return run(deck_path, out, overrides, calibration_path, dry, command, kokkos_argc,
+      return calibrate(cal_out, cal_spaces, cal_quick, cal_energy == "on", command, kokkos_argc,
+                       kokkos_args.data());
+    return run(deck_path, out, overrides, calibration_path, dry, energy, command, kokkos_argc,
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
     // Shared by every rank (checked_on_every_rank): rank 0 says it.

@@ -8,6 +8,9 @@
   <experiment>_phases.png   h2d / kernel / d2h medians stacked, at one size
   <experiment>_rate.png     achieved GB/s or GFLOP/s of the kernel phase
                             versus size
+  <experiment>_energy.png   joules per repetition versus size (the GPU's for
+                            a device space, the CPU's for a host space), where
+                            the run measured energy (docs/energy.md)
 
 and, for runs over MPI ranks (portalab run under mpirun or srun):
 
@@ -266,6 +269,11 @@ def plot_experiment(rows, experiment, out, n=None, rate="auto"):
                           f"achieved {'bandwidth' if metric == 'gbps' else 'FLOP rate'}"
                           " of the kernel phase"),
     }
+    measured = [r for r in rows if pr.joules_per_rep(r)]
+    if measured:
+        figures["energy"] = line_plot(measured, experiment, "joules per repetition",
+                                      pr.joules_per_rep, None,
+                                      "energy versus size (GPU for device spaces, CPU for host)")
     if any(efficiency(r) is not None for r in rows):
         figures["scaling"] = scaling_plot(rows, experiment)
     if is_transfer(rows) or experiment in ("allreduce", "sendrecv"):

@@ -196,6 +196,25 @@ def passed(row):
 HOST_SPACES = ("Serial", "OpenMP", "Threads", "HPX")
 
 
+def own_energy(row):
+    """The row's own energy figures (its GPU's for a device space, else its
+    CPU's) where they were measured; else None."""
+    e = row.get("energy")
+    if not isinstance(e, dict):
+        return None
+    own = e.get("gpu") if "gpu" in e else e.get("cpu")
+    if not isinstance(own, dict) or own.get("joules") is None or not own.get("reps"):
+        return None
+    return own
+
+
+def joules_per_rep(row):
+    """Joules per repetition over all of them (as the binary's crossover
+    counts them: a coarse counter moves in a few), or None."""
+    own = own_energy(row)
+    return own["joules"] / own["reps"] if own else None
+
+
 def is_host_space(space):
     return space in HOST_SPACES
 

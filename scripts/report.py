@@ -13,7 +13,8 @@ against one rank, link bandwidth against its limits, the size from which k
 ranks pay; seed 004's four reasons a GPU function is slow, each answered from
 the rows; with --base, compare.py's verdicts. Provenance, entries that did not
 pass and noise warnings (UNSTEADY limits, spreads wider than the median) are
-on the page. Figures are inline SVG, each with its numbers in a table and alt
+on the page, and energy where the run measured it (joules per repetition, power,
+clocks, THROTTLED rows, the crossover in joules). Figures are inline SVG, each with its numbers in a table and alt
 text; styles are inline; the page prints on paper.
 
     scripts/report.py results/default                  # -> report.html
@@ -868,8 +869,76 @@ def wide_rows(rows):
             and r["total_max_ms"] - r["total_min_ms"] > WIDE_SPREAD * r["total_ms"]]
 
 
+def throttled_rows(rows):
+    """Rows whose GPU clocks were held down (power cap, thermal, hardware
+    slowdown) during their timed repetitions."""
+    return [r for r in rows if measured(r) and isinstance(r.get("energy"), dict)
+            and r["energy"].get("throttled")]
+
+
+def joules_pay(p, sizes):
+    """A crossover in joules from the run's summary, in words."""
+    if not p.get("measured"):
+        return "not measured"
+    if p.get("smallest_n") is None:
+        return f"never (n from {sizes[0]:,} to {sizes[-1]:,})"
+    return f"from n = {p['smallest_n']:,}" + ("" if p.get("holds_above") else
+                                              ", but not at every larger size")
+
+
+def energy_section(runs, rows):
+    """Joules per repetition, power and clocks where the run measured them,
+    and the crossover in joules from the run's own summary; None where no row
+    has energy."""
+    found = [r for r in rows if measured(r) and pr.own_energy(r)]
+    if not found:
+        return None
+    blocks = [text("Energy of the timed repetitions, read outside their timing: a device "
+                   "space's GPU (NVML), a host space's CPU packages (RAPL); docs/energy.md "
+                   "says what is measured and how to read it.")]
+    lines = []
+    for _, doc, _ in runs:
+        for c in doc.get("summary", {}).get("gpu_crossover", []):
+            if c.get("energy_with_copies", {}).get("measured") or \
+                    c.get("energy_without_copies", {}).get("measured"):
+                sizes = c.get("energy_sizes") or [0]
+                lines.append(f"{c['experiment']} {c['variant']} {c['dtype']} on {c['device']}: "
+                             f"with copies {joules_pay(c['energy_with_copies'], sizes)}; "
+                             f"without copies {joules_pay(c['energy_without_copies'], sizes)}")
+    if lines:
+        blocks.append(text("When the GPU takes fewer joules than the CPU (the smallest n):"))
+        blocks.append(bullets(lines))
+    rows_out = []
+    for r in found:
+        e, own = r["energy"], pr.own_energy(r)
+        per_j = e.get("gflop_per_j") or e.get("gb_per_j")
+        rows_out.append([r["experiment"], r["variant"], r["space"], r["dtype"], size(r["n"]),
+                         r["copies"], "GPU" if "gpu" in e else "CPU",
+                         num(own["joules_per_rep"]), num(own["kernel_joules_per_rep"]),
+                         num(own["mean_power_w"]),
+                         (num(per_j) + (" GFLOP/J" if e.get("gflop_per_j") else " GB/J"))
+                         if per_j else "-",
+                         num(e.get("sm_clock_mhz")), num(e.get("mem_clock_mhz")),
+                         num(e.get("temperature_c")),
+                         ", ".join(e.get("clock_event_reasons", [])) or "-"])
+    blocks.append(table(["experiment", "variant", "space", "type", "n", "copies", "source",
+                         "J/rep", "kernel J/rep", "W", "per joule", "SM MHz", "mem MHz", "°C",
+                         "clock events"], rows_out,
+                        "Energy per repetition (median), mean power, clocks and temperature"))
+    return section("energy", "Energy", *blocks)
+
+
 def noise_section(runs, rows):
     blocks = []
+    throttled = throttled_rows(rows)
+    if throttled:
+        blocks.append(warning(f"{count(len(throttled), 'row')} THROTTLED: the GPU's clocks were "
+                              f"held down (power cap, thermal, hardware slowdown) while they were "
+                              f"timed: their times may not repeat."))
+        blocks.append(table(["experiment", "variant", "space", "type", "n", "copies", "reasons"],
+                            [[r["experiment"], r["variant"], r["space"], r["dtype"], size(r["n"]),
+                              r["copies"], ", ".join(r["energy"].get("clock_event_reasons", []))]
+                             for r in throttled], "THROTTLED rows"))
     unsteady = unsteady_limits(runs)
     if unsteady:
         blocks.append(warning(f"{count(len(unsteady), 'calibrated limit')} UNSTEADY (the slowest "
@@ -890,8 +959,8 @@ def noise_section(runs, rows):
                               num(r["total_max_ms"])] for r in wide],
                             "Rows whose repetitions spread wider than their median"))
     if not blocks:
-        blocks.append(text("No calibrated limit was unsteady and no row's repetitions spread "
-                           "wider than its median."))
+        blocks.append(text("No calibrated limit was unsteady, no row was throttled and no row's "
+                           "repetitions spread wider than its median."))
     return section("noise", "Noise", *blocks)
 
 
@@ -1022,6 +1091,7 @@ def glance_section(rows, crossovers, has_gpu, many, runs):
         blocks.append(warning(f"{count(len(bad), 'entry', 'entries')} failed a check or raised an "
                               f"error: see “Entries that did not pass”."))
     noise = [count(len(unsteady_limits(runs)), "UNSTEADY calibrated limit"),
+             count(len(throttled_rows(rows)), "THROTTLED row"),
              count(len(wide_rows(rows)), "row")
              + " whose repetitions spread wider than their median"]
     noise = [w for w in noise if not w.startswith("0 ")]
@@ -1055,7 +1125,8 @@ def build(runs, base_paths=None, phase="total", threshold=10.0):
     for e in order:
         sections.append(experiment_section(figs, rows, e, crossovers, has_gpu, many))
     sections += [streams_section(figs, rows), ranks_section(figs, rows, plot),
-                 limits_section(figs, runs, roofline), noise_section(runs, rows),
+                 limits_section(figs, runs, roofline), energy_section(runs, rows),
+                 noise_section(runs, rows),
                  failures_section(runs, every)]
     if base_paths:
         sections.append(compare_section(base_paths, every, phase, threshold))

@@ -118,6 +118,24 @@ TEST(Calibrate, ReadOnlyRowsAreComparedWithTheReadLimit) {
   }
 }
 
+// STREAM's rule (each array 4x the last-level cache) broken: the table says
+// the bandwidths may have come from the cache.
+TEST(Calibrate, LimitsTableSaysWhenArraysMayFitInTheCache) {
+  portalab::Calibration c;
+  c.mode = "quick";
+  portalab::SpaceLimits s;
+  s.space = "OpenMP";
+  s.host = true;
+  s.cache_bytes = 300'000'000;
+  s.stream_bytes = 67'108'864;
+  c.spaces.push_back(s);
+  const std::string said = "OpenMP bandwidths on arrays of 67 MB, less than 4x the 300 MB";
+  EXPECT_NE(portalab::format_calibration(c).find(said), std::string::npos)
+      << portalab::format_calibration(c);
+  c.spaces[0].stream_bytes = 1'200'000'000;
+  EXPECT_EQ(portalab::format_calibration(c).find("less than 4x"), std::string::npos);
+}
+
 TEST(HostBlas, KnowsTheVectorWidthOfOpenBlasKernels) {
   EXPECT_EQ(portalab::openblas_core_vector_bits("Prescott"), 128);
   EXPECT_EQ(portalab::openblas_core_vector_bits("Haswell"), 256);

@@ -92,6 +92,21 @@ TEST(Deck, SpacesOptionReplacesEveryPlansSpaces) {
   for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{first});
 }
 
+// A deck written for another build (spaces = ["OpenMP"]) runs on a Threads
+// build with --spaces Threads: the option replaces the deck's spaces unread.
+TEST(Deck, SpacesOptionRunsADeckOfSpacesNotCompiled) {
+  auto threads = catalog();
+  threads.spaces = {"Serial", "Threads"};
+  portalab::DeckOverrides o;
+  o.spaces = std::vector<std::string>{"Threads"};
+  const auto deck = parse_deck("spaces = [\"OpenMP\"]\n[vector_poly]\n[stream_copy]\n"
+                               "spaces = [\"Cuda\"]\n", "d.toml", threads, o);
+  for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{"Threads"});
+  // Without the option the deck's space is refused, naming it.
+  EXPECT_THROW(parse_deck("spaces = [\"OpenMP\"]\n[vector_poly]\n", "d.toml", threads),
+               InputError);
+}
+
 TEST(Deck, ExperimentParametersTakeDefaultsDeckValuesAndOverrides) {
   auto deck = parse_deck("[copy_overlap]\nchunks = 4\n[vector_poly]\n", "d.toml", catalog());
   EXPECT_EQ(deck.plans[0].parameters.at("chunks"), 4);

@@ -28,7 +28,7 @@ const std::vector<std::string>& experiment_keys() {
 const std::vector<std::string>& global_keys() {
   static const std::vector<std::string> keys{"dtypes",    "spaces",       "copies", "reps",
                                              "warmups",   "calibrate",    "profile_reps",
-                                             "ranks"};
+                                             "ranks",     "energy"};
   return keys;
 }
 
@@ -565,6 +565,11 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                                    type_of(*g->second)));
     deck.calibrate = strings(*g->second, "calibrate", {"quick", "full", "none"}).front();
   }
+  if (const auto g = globals.find("energy"); g != globals.end()) {
+    if (!g->second->is_string())
+      fail(*g->second, fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
+    deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
+  }
   std::vector<const toml::node*> copies_nodes;  // of each plan, where given
   for (const auto& entry : tables) {
     // Not a structured binding: clang before 16 cannot capture one in a lambda.
@@ -589,8 +594,11 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     plan.variants = lookup("variants")
                         ? strings(*lookup("variants"), ctx + " variants", info.variants)
                         : info.variants;
-    plan.spaces = lookup("spaces") ? spaces(catalog, *lookup("spaces"), ctx + " spaces")
-                                   : catalog.spaces;
+    // --spaces replaces the deck's spaces: a deck written for an OpenMP build
+    // runs on a Threads build with --spaces Threads.
+    plan.spaces = overrides.spaces ? spaces_option(*overrides.spaces, catalog)
+                  : lookup("spaces") ? spaces(catalog, *lookup("spaces"), ctx + " spaces")
+                                     : catalog.spaces;
     plan.copies = lookup("copies") ? copies(*lookup("copies"), ctx + " copies")
                                    : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
                                                            CopyMode::none};
@@ -609,10 +617,8 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     const int reps = integer(*g->second, "profile_reps", 1);
     for (auto& plan : deck.plans) plan.reps = reps;
   }
-  if (overrides.spaces) {
-    const auto chosen = spaces_option(*overrides.spaces, catalog);
-    for (auto& plan : deck.plans) plan.spaces = chosen;
-  }
+  // A deck of no experiment table still checks the option.
+  if (overrides.spaces) spaces_option(*overrides.spaces, catalog);
   // Pinned copies run in device spaces only: a plan of pinned copies and
   // host spaces alone would run nothing, and say nothing.
   for (std::size_t i = 0; i < deck.plans.size(); ++i) {

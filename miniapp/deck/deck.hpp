@@ -3,6 +3,7 @@
 //
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
 //   calibrate = "quick"       # limits measured first: quick | full | none
+//   energy = "on"             # energy, clocks and power of every row: on | off
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
 //   ranks = [1, 2]            # MPI: entries on the first 1, then 2 ranks (default: all)
 //   [vector_poly]             # one table per experiment
@@ -50,6 +51,7 @@ struct Deck {
   std::string path;
   std::string hash;  // "fnv1a64:" and 16 hex digits of the file's bytes
   std::string calibrate = "quick";  // measure the machine's limits first: quick | full | none
+  bool energy = true;  // read the energy meters around each repetition (energy.hpp)
   std::vector<ExperimentPlan> plans;  // in the order the deck lists them
 };
 

@@ -93,8 +93,9 @@ Sizes sizes_for(bool host, bool quick, int host_threads) {
     // touch is dear on a virtual machine (the 2-core CI VM spent 20 s per
     // space faulting in three 128 MB arrays), and a VM may claim its host's
     // whole L3 (512 MB there). Quick limits may so sit partly in a large
-    // server's cache: limits to report come from a full calibration (arrays
-    // up to 2 GB).
+    // server's cache (an H100 node's 300 MB L3 gave OpenMP a quick "memory"
+    // limit of 185 GB/s, twice its memory's), which the limits table says:
+    // limits to report come from a full calibration (arrays up to 2 GB).
     const std::size_t n =
         quick ? std::min(std::size_t{1} << 23, fits)
               : std::min({std::max<std::size_t>(1u << 25, beyond_cache), std::size_t{1} << 28, fits});
@@ -398,6 +399,13 @@ std::string format_calibration(const Calibration& c) {
         out += fmt::format("  WARNING {}\n", s.gemm_kernels_warning);
       break;
     }
+  // STREAM's rule: each array at least 4x the last-level cache.
+  for (const auto& s : c.spaces)
+    if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)
+      out += fmt::format("  {} bandwidths on arrays of {:.0f} MB, less than 4x the {:.0f} MB "
+                         "last-level cache: part of them may have come from the cache; "
+                         "`portalab calibrate` (full) for limits to report\n",
+                         s.space, s.stream_bytes / 1e6, s.cache_bytes / 1e6);
   for (const auto& s : c.spaces)
     for (const auto& u : s.unsteady)
       out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "

@@ -34,13 +34,20 @@ struct Rep {
 };
 
 // `range` names the entry for profilers: phases become range/h2d, ... and
-// each range opens before its timer starts and closes after it stops.
-Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& range) {
+// each range opens before its timer starts and closes after it stops. The
+// energy counters are read between the phases, after the fence that ends
+// one and before the next one's timer starts: outside every timed region.
+Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& range,
+               EnergyLog* energy = nullptr) {
   CaseArrays& a = c.arrays();
   Rep t;
+  if (energy) energy->rep_start();
   if (copies) {
-    ScopedRange r(range + "/h2d");
-    t.h2d = fenced_ms(a, [&] { a.h2d(); });
+    {
+      ScopedRange r(range + "/h2d");
+      t.h2d = fenced_ms(a, [&] { a.h2d(); });
+    }
+    if (energy) energy->kernel_start();
   }
   {
     ScopedRange r(range + "/kernel");
@@ -48,10 +55,12 @@ Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& ran
     // The variant timed the part that matters itself (dispatch, instances).
     if (t.call.kernel_ms) t.kernel = *t.call.kernel_ms;
   }
+  if (energy) energy->kernel_end();
   if (copies) {
     ScopedRange r(range + "/d2h");
     t.d2h = fenced_ms(a, [&] { a.d2h(); });
   }
+  if (energy) energy->rep_end();
   return t;
 }
 
@@ -164,11 +173,12 @@ struct Samples {
   std::vector<double> h2d, kernel, d2h, total;
   std::vector<std::pair<std::string, std::vector<double>>> metrics;  // in first-seen order
   std::string timed_by;
+  std::optional<EntryEnergy> energy;  // of the repetitions, where meters were given
 };
 
 // Warm-up, cold call and repetitions of one variant, each after a gate.
 // c is null on a rank outside the entry's group: it passes the same gates.
-Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
+Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock, EnergyMeters* meters) {
   static std::set<std::string> seen;  // kernels already called in this process
   r.first_in_process =
       seen.insert(fmt::format("{}/{}/{}/{}", r.experiment, r.variant, r.space, r.dtype)).second;
@@ -202,6 +212,8 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
           }))
         break;
   }
+  std::optional<EnergyLog> energy;
+  if (meters && c) energy.emplace(*meters, !is_host_space(r.space));
   profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   try {
     for (int i = 0; i < r.reps; ++i)
@@ -209,7 +221,7 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
             if (!c) return;
             if (i == 1 && Fault::get().here("early"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            const Rep t = repetition(*c, e.variant, copies, range);
+            const Rep t = repetition(*c, e.variant, copies, range, energy ? &*energy : nullptr);
             // As a fence reports a device's failure: after the repetition.
             if (i == 1 && Fault::get().here("throw"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
@@ -231,6 +243,7 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock) {
     throw;
   }
   profiler_stop();
+  if (energy) s.energy = energy->finish();
   if (!lock.finish()) return s;
   // Every rank measured: the check, untimed.
   lock.step([&] {
@@ -266,6 +279,8 @@ void finish_row(Result& r, Samples& s, double in_bytes, double out_bytes) {
     r.gflops = r.flops / (r.kernel.median * 1e6);
   }
   if (r.launches > 0) r.us_per_launch = 1e3 * r.kernel.median / r.launches;
+  r.energy = s.energy;
+  if (r.energy) r.energy->derive(r.flops, r.bytes);
   if (!s.h2d.empty() && r.h2d.median > 0 && in_bytes > 0) r.h2d_gbps = in_bytes / (r.h2d.median * 1e6);
   if (!s.d2h.empty() && r.d2h.median > 0 && out_bytes > 0) r.d2h_gbps = out_bytes / (r.d2h.median * 1e6);
 }
@@ -331,7 +346,8 @@ nlohmann::json rank_part(const Result& r, const Samples& s, bool member, bool st
           {"metrics", metrics},
           {"timed_by", s.timed_by},
           {"in_bytes", in_bytes},
-          {"out_bytes", out_bytes}};
+          {"out_bytes", out_bytes},
+          {"energy", s.energy ? to_json(*s.energy) : nlohmann::json()}};
 }
 
 Status status_named(const std::string& name) {
@@ -406,6 +422,9 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
   slowest.timed_by = members.front()["timed_by"].get<std::string>();
   double cold = 0, in_bytes = 0, out_bytes = 0;
   std::vector<double> medians;
+  // Each rank's energy, and the node's: its GPUs and CPUs each counted once.
+  std::vector<EntryEnergy> energies;
+  std::vector<std::string> hosts, devices;
   r.per_rank = nlohmann::json::array();
   for (std::size_t k = 0; k < members.size(); ++k) {
     const auto& m = members[k];
@@ -424,9 +443,18 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
       for (const char* key : {"host", "local_rank", "cpus", "device"})
         if (p.contains(key)) row[key] = p[key];
     }
+    if (m.contains("energy") && m["energy"].is_object()) {
+      row["energy"] = m["energy"];
+      energies.push_back(entry_energy_from_json(m["energy"]));
+      const nlohmann::json place = k < places.size() ? places[k] : nlohmann::json::object();
+      hosts.push_back(place.value("host", std::to_string(k)));
+      devices.push_back(place.contains("device") ? place["device"].value("uuid", std::to_string(k))
+                                                 : std::to_string(k));
+    }
     r.per_rank.push_back(std::move(row));
   }
   r.cold_ms = cold;
+  if (energies.size() == members.size()) slowest.energy = sum_over_ranks(energies, hosts, devices);
   finish_row(r, slowest, in_bytes, out_bytes);
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   double mean = 0;
@@ -505,7 +533,7 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   lock.step([&] {
     if (member && !c) throw std::runtime_error(r.note);
   });
-  if (lock.gate()) samples = measure(c, e, r, lock);
+  if (lock.gate()) samples = measure(c, e, r, lock, options.energy);
   if (c && !lock.error().empty() && r.status != Status::not_applicable &&
       r.status != Status::skipped) {
     r.status = Status::error;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "plan/expand.hpp"
+#include "platform/energy.hpp"
 #include "results/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,9 @@ struct RunOptions {
   // With several ranks: abort them all when no gate passes for this long
   // (watchdog.hpp); 0: never.
   double watchdog_s = 0;
+  // The energy meters read around each timed repetition (energy.hpp);
+  // nullptr: no energy figures (--energy off).
+  EnergyMeters* energy = nullptr;
 };
 
 // The case an entry needs: made for the first entry of a case, kept for the

@@ -59,14 +59,17 @@ std::string describe(const Pays& p, const std::vector<std::size_t>& sizes) {
 std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
   // experiment, variant, dtype, ranks: spaces compared on as many ranks
   using Key = std::tuple<std::string, std::string, std::string, int>;
-  std::map<Key, BySize> host;
-  std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device;  // copies, alone
+  std::map<Key, BySize> host, host_j;
+  std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device, device_j;  // copies, alone
   std::vector<std::pair<Key, std::string>> order;
   for (const auto& r : results) {
     if (r.status != Status::pass) continue;
     const Key key{r.experiment, r.variant, r.dtype, r.ranks};
+    // Joules per repetition over all of them: a coarse counter moves in few.
+    const SourceEnergy* own = r.energy && r.energy->own().measured() ? &r.energy->own() : nullptr;
     if (is_host_space(r.space)) {
       keep_best(host[key], r.n, r.total.median);
+      if (own) keep_best(host_j[key], r.n, own->joules / own->reps);
       continue;
     }
     const auto dkey = std::make_pair(key, r.space);
@@ -74,17 +77,29 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
     auto& [with_copies, alone] = device[dkey];
     if (r.copies != CopyMode::none) keep_best(with_copies, r.n, r.total.median);
     keep_best(alone, r.n, r.kernel.median);
+    if (own && r.energy->gpu_read) {
+      auto& [with_copies_j, alone_j] = device_j[dkey];
+      if (r.copies != CopyMode::none) keep_best(with_copies_j, r.n, own->joules / own->reps);
+      keep_best(alone_j, r.n, own->kernel_joules / own->reps);
+    }
   }
   std::vector<Crossover> out;
   for (const auto& dkey : order) {
     const auto& [key, space] = dkey;
     const auto h = host.find(key);
     if (h == host.end()) continue;  // no host space to compare with
-    Crossover c{std::get<0>(key), std::get<1>(key), std::get<2>(key), space, {}, {}, {}};
+    Crossover c;
+    c.experiment = std::get<0>(key);
+    c.variant = std::get<1>(key);
+    c.dtype = std::get<2>(key);
+    c.device = space;
     c.ranks = std::get<3>(key);
     c.with_copies = compare(h->second, device[dkey].first, c.sizes);
     c.without_copies = compare(h->second, device[dkey].second, c.sizes);
     std::sort(c.sizes.begin(), c.sizes.end());
+    c.energy_with_copies = compare(host_j[key], device_j[dkey].first, c.energy_sizes);
+    c.energy_without_copies = compare(host_j[key], device_j[dkey].second, c.energy_sizes);
+    std::sort(c.energy_sizes.begin(), c.energy_sizes.end());
     out.push_back(std::move(c));
   }
   return out;
@@ -148,7 +163,10 @@ nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
     out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"dtype", c.dtype},
                    {"device", c.device}, {"ranks", c.ranks}, {"sizes", c.sizes},
                    {"with_copies", to_json(c.with_copies)},
-                   {"without_copies", to_json(c.without_copies)}});
+                   {"without_copies", to_json(c.without_copies)},
+                   {"energy_sizes", c.energy_sizes},
+                   {"energy_with_copies", to_json(c.energy_with_copies)},
+                   {"energy_without_copies", to_json(c.energy_without_copies)}});
   return out;
 }
 
@@ -174,6 +192,14 @@ std::string format_analysis(const std::vector<Result>& results) {
                        c.variant, c.dtype, c.device,
                        c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
                        describe(c.with_copies, c.sizes), describe(c.without_copies, c.sizes));
+  for (const auto& c : crossovers)
+    if (c.energy_with_copies.measured || c.energy_without_copies.measured)
+      out += fmt::format("  {} {} {} on {}{}, in joules (GPU against CPU): with copies {}; "
+                         "without copies {}\n",
+                         c.experiment, c.variant, c.dtype, c.device,
+                         c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
+                         describe(c.energy_with_copies, c.energy_sizes),
+                         describe(c.energy_without_copies, c.energy_sizes));
   if (const auto ranks = find_rank_crossovers(results); !ranks.empty()) {
     out += "\nWhen more ranks pay: the smallest n at which k ranks beat one (the group's work "
            "per second)\n";

@@ -30,6 +30,11 @@ struct Crossover {
   Pays with_copies;     // the device's best total over pageable and pinned copies
   Pays without_copies;  // the device's best kernel time alone
   int ranks = 1;        // host and device rows of as many ranks each
+  // The same in joules per repetition: the device's GPU energy (the whole
+  // repetition, or its kernel phase alone) against the host spaces' CPU
+  // energy, where both were measured (energy.hpp). Not measured: no energy.
+  std::vector<std::size_t> energy_sizes;
+  Pays energy_with_copies, energy_without_copies;
 };
 
 // k ranks against one, for one experiment, variant, space and type: where

@@ -203,6 +203,16 @@ const std::vector<std::pair<const char*, PhaseStats Result::*>>& phases() {
   return p;
 }
 
+// A figure of the row's own energy source, where measured.
+Value own_energy(const Result& r, double SourceEnergy::*member) {
+  if (!r.energy || !r.energy->own().measured()) return Value();
+  return r.energy->own().*member;
+}
+Value energy_optional(const Result& r, std::optional<double> EntryEnergy::*member) {
+  if (!r.energy || !(*r.energy.*member)) return Value();
+  return *(*r.energy.*member);
+}
+
 std::string alias_or(const Result& r, double ms) {
   return shows_alias(r) ? fmt::format("{:>9}", "0*") : fmt_num(ms, 9);
 }
@@ -323,6 +333,34 @@ std::vector<Field> make_fields() {
            m[k] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
          return m;
        }},
+      // Energy: the row's own side (its GPU, or the CPU for a host space) in
+      // the CSV; every figure, both sides, in the JSON's "energy" object.
+      {"energy_source", csv_file,
+       [](const Result& r) -> Value {
+         return r.energy ? Value(std::string(r.energy->gpu_read ? "GPU" : "CPU")) : Value();
+       }},
+      {"joules_per_rep", csv_file, [](const Result& r) { return own_energy(r, &SourceEnergy::joules_per_rep); }},
+      {"kernel_joules_per_rep", csv_file,
+       [](const Result& r) { return own_energy(r, &SourceEnergy::kernel_joules_per_rep); }},
+      {"mean_power_w", csv_file, [](const Result& r) { return own_energy(r, &SourceEnergy::mean_power_w); }},
+      {"gflop_per_j", csv_file,
+       [](const Result& r) { return r.energy ? positive_or_none(r.energy->gflop_per_j) : Value(); }},
+      {"gb_per_j", csv_file,
+       [](const Result& r) { return r.energy ? positive_or_none(r.energy->gb_per_j) : Value(); }},
+      {"sm_clock_mhz", csv_file, [](const Result& r) { return energy_optional(r, &EntryEnergy::sm_mhz); }},
+      {"mem_clock_mhz", csv_file, [](const Result& r) { return energy_optional(r, &EntryEnergy::mem_mhz); }},
+      {"temperature_c", csv_file,
+       [](const Result& r) { return energy_optional(r, &EntryEnergy::temperature_c); }},
+      {"clock_event_reasons", csv_file,
+       [](const Result& r) -> Value {
+         return r.energy ? Value(fmt::format("{}", fmt::join(r.energy->reasons, ";"))) : Value();
+       }},
+      {"throttled", csv_file,
+       [](const Result& r) { return r.energy && r.energy->gpu_read ? Value(r.energy->throttled) : Value(); }},
+      {"energy_not_available", csv_file,
+       [](const Result& r) -> Value { return r.energy ? Value(r.energy->own().not_available) : Value(); }},
+      {"energy", json_file,
+       [](const Result& r) -> Value { return r.energy ? to_json(*r.energy) : nlohmann::json(); }},
       {"stats", json_file,
        [](const Result& r) -> Value {
          nlohmann::json stats;
@@ -392,6 +430,37 @@ std::string csv_value(const Value& v) {
           return csv_quote(x.dump());
       },
       v);
+}
+
+// Under a group's table: each row's energy where measured (why not is said
+// once, when the run starts, and in the files), and THROTTLED rows (clocks
+// held down while timed).
+std::string energy_lines(const std::vector<const Result*>& rows) {
+  std::string out;
+  for (const Result* r : rows) {
+    if (!r->energy || (r->status != Status::pass && r->status != Status::fail)) continue;
+    const EntryEnergy& e = *r->energy;
+    const SourceEnergy& s = e.own();
+    const std::string who = fmt::format("  {:<8} {:<14} {:<8}", r->space, r->variant, to_string(r->copies));
+    if (!s.measured()) continue;
+    std::vector<std::string> parts{fmt::format("{:.4g} J/rep ({}), kernel {:.4g} J, {:.4g} W",
+                                               s.joules_per_rep, e.gpu_read ? "GPU" : "CPU",
+                                               s.kernel_joules_per_rep, s.mean_power_w)};
+    if (e.gflop_per_j > 0) parts.push_back(fmt::format("{:.4g} GFLOP/J", e.gflop_per_j));
+    else if (e.gb_per_j > 0) parts.push_back(fmt::format("{:.4g} GB/J", e.gb_per_j));
+    if (e.sm_mhz) parts.push_back(fmt::format("SM {:.0f} MHz", *e.sm_mhz));
+    if (e.mem_mhz) parts.push_back(fmt::format("mem {:.0f} MHz", *e.mem_mhz));
+    if (e.temperature_c) parts.push_back(fmt::format("{:.0f} °C", *e.temperature_c));
+    if (s.reps_counted * 2 < s.reps)
+      parts.push_back(fmt::format("counter moved in {} of {} reps: coarse", s.reps_counted, s.reps));
+    out += fmt::format("{} energy: {}\n", who, fmt::join(parts, ", "));
+  }
+  for (const Result* r : rows)
+    if (r->energy && r->energy->throttled)
+      out += fmt::format("  THROTTLED {} {} {}: clocks held down ({}) during the timed "
+                         "repetitions: its times may not repeat\n",
+                         r->space, r->variant, to_string(r->copies), fmt::join(r->energy->reasons, ", "));
+  return out;
 }
 
 }  // namespace
@@ -490,6 +559,7 @@ std::string format_table(std::span<const Result> results, const std::string& exp
                            "per rank {:.4g} to {:.4g} ms, imbalance {:.1f}%\n",
                            r->space, r->variant, to_string(r->copies), r->ranks,
                            r->rank_kernel_min_ms, r->rank_kernel_max_ms, 100 * r->imbalance);
+    out += energy_lines(rows);
     if (first.limit.known())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
                          first.limit.kind());

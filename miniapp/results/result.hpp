@@ -5,11 +5,13 @@
 #include "deck/catalog.hpp"
 #include "experiment/check.hpp"
 #include "deck/copy_mode.hpp"
+#include "platform/energy.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <span>
 #include <string>
@@ -92,7 +94,10 @@ struct Result {
   // their mean, less 1) and each rank's figures.
   int ranks = 1;
   double rank_kernel_min_ms = 0.0, rank_kernel_max_ms = 0.0, imbalance = 0.0;
-  nlohmann::json per_rank;  // [{rank, host, device, kernel_ms, total_ms, cold_ms, check}]
+  nlohmann::json per_rank;  // [{rank, host, device, kernel_ms, total_ms, cold_ms, check, energy}]
+  // The energy, clocks and power of the timed repetitions (energy.hpp);
+  // empty when not measured (--energy off, or the entry did not run).
+  std::optional<EntryEnergy> energy;
 
   double metric(std::string_view name, double absent = 0.0) const;
   void set_metric(const std::string& name, double value);

@@ -204,6 +204,14 @@ class SameRuleTest(Case):
                 p = portalab("run", DECK, "--set", f"vector_poly.{key}={value}")
                 self.assert_bad_input(p, "is listed twice")
 
+    def test_spaces_option_runs_a_deck_written_for_another_build(self):
+        other = next(s for s in ("Cuda", "HIP", "Threads", "OpenMP") if s not in compiled_spaces())
+        deck = self.deck(f'spaces = ["{other}"]\ncalibrate = "none"\nreps = 1\nwarmups = 0\n'
+                         'copies = ["none"]\n[vector_poly]\nsizes = [100]\n')
+        self.assert_bad_input(portalab("run", deck), f"'{other}' is not one of")
+        p = portalab("run", deck, "--spaces", "Serial")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+
     def test_the_start_line_says_the_spaces_that_run(self):
         space = compiled_spaces()[-1]  # not Serial, the first
         p = portalab("run", DECK, "--spaces", space.lower(), "--set", "calibrate=none",

@@ -63,6 +63,35 @@ def with_fake_gpu(doc):
     return doc
 
 
+def with_energy(doc, gpu_w=300.0, cpu_w=150.0, throttled=lambda r: False):
+    """doc with every passed row's energy as portalab writes it (docs/energy.md):
+    a device row's GPU at gpu_w, a host row's CPU at cpu_w, over its total
+    time; rows where throttled(row) had their clocks held down by the power cap."""
+    doc = copy.deepcopy(doc)
+    for r in doc["results"]:
+        if r["check"] != "PASS":
+            continue
+        host = r["space"] in ("Serial", "OpenMP", "Threads", "HPX")
+        watts = cpu_w if host else gpu_w
+        per_rep = watts * r["total_ms"] * 1e-3
+        kernel = watts * r["kernel_ms"] * 1e-3
+        source = {"joules": per_rep * r["reps"], "joules_per_rep": per_rep,
+                  "kernel_joules": kernel * r["reps"], "kernel_joules_per_rep": kernel,
+                  "seconds": r["total_ms"] * 1e-3 * r["reps"], "mean_power_w": watts,
+                  "reps": r["reps"], "reps_counted": r["reps"]}
+        e = {"cpu": source if host else {"not_available": "synthetic"},
+             "start_unix_s": 1.8e9, "end_unix_s": 1.8e9 + source["seconds"],
+             "gflop_per_j": r["flops"] / kernel * 1e-9 if r["flops"] and kernel else None,
+             "gb_per_j": r["bytes"] / kernel * 1e-9 if r["bytes"] and kernel else None}
+        if not host:
+            held = throttled(r)
+            e.update(gpu=source, sm_clock_mhz=1410.0 if held else 1980.0, mem_clock_mhz=2619.0,
+                     power_w=watts, temperature_c=61.0,
+                     clock_event_reasons=["sw_power_cap"] if held else [], throttled=held)
+        r["energy"] = e
+    return doc
+
+
 def slowed(doc, factor, where):
     """doc with the rows matching where(row) slowed by factor, every
     repetition (so the spread no longer overlaps), and a later start time."""

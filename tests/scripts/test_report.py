@@ -120,6 +120,39 @@ class PageLogicTest(unittest.TestCase):
             self.assertIn("a line &lt;of two points&gt;", b["svg"])
 
 
+    def test_energy_is_a_section_where_measured_and_throttled_rows_are_noise(self):
+        def energy_row(space, n, total, **kw):
+            r = row(space, n, total, **kw)
+            r.update(reps=4, flops=2e9, bytes=0.0, baseline="")
+            return r
+        doc = {"provenance": {}, "results": [
+            energy_row("Serial", 10, 2.0), energy_row("Cuda", 10, 1.0),
+            energy_row("Cuda", 10, 1.0, copies="pageable")],
+            "summary": {"gpu_crossover": [{
+                "experiment": "vector_poly", "variant": "fused", "dtype": "float32",
+                "device": "Cuda", "energy_sizes": [10],
+                "energy_with_copies": {"measured": True, "smallest_n": None, "holds_above": False},
+                "energy_without_copies": {"measured": True, "smallest_n": 10,
+                                          "holds_above": True}}]}}
+        rows = doc["results"]
+        self.assertIsNone(self.report.energy_section([("r", doc, rows)], rows))  # none measured
+        doc = synthetic.with_energy(doc, throttled=lambda r: r["copies"] == "pageable")
+        rows = doc["results"]
+        s = self.report.energy_section([("r", doc, rows)], rows)
+        html = json.dumps(s)
+        self.assertIn("vector_poly fused float32 on Cuda: with copies never (n from 10 to 10); "
+                      "without copies from n = 10", html)
+        table = next(b for b in s["blocks"] if b.get("kind") == "table" or "rows" in b)
+        cells = {(r[2], r[5]): r for r in table["rows"]}
+        # 300 W over 1 ms: 0.3 J; 2 GFLOP per 0.3 J.
+        self.assertEqual(cells[("Cuda", "none")][6:9], ["GPU", "0.3", "0.3"])
+        self.assertEqual(cells[("Cuda", "none")][10], "6.67 GFLOP/J")
+        self.assertEqual(cells[("Serial", "none")][6:8], ["CPU", "0.3"])
+        self.assertEqual(cells[("Cuda", "pageable")][14], "sw_power_cap")
+        noise = json.dumps(self.report.noise_section([("r", doc, rows)], rows))
+        self.assertIn("1 row THROTTLED", noise)
+
+
 class BadInputTest(unittest.TestCase):
     """A missing, truncated or foreign results file: exit 2 and one line
     that names it."""

@@ -125,6 +125,17 @@ class PlotTest(Base):
             self.assertGreater(w, 300, name)
             self.assertGreater(h, 300, name)
 
+    def test_energy_is_drawn_where_it_was_measured(self):
+        # The test above: a run without energy (no RAPL on a VM) has no energy plot.
+        doc = synthetic.with_energy(synthetic.with_fake_gpu(self.doc))
+        out = os.path.join(self.tmp, "energy_plots")
+        rc, stdout, err = script("plot.py", self.write("energy", doc), "--out", out,
+                                 "--experiment", "vector_poly")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("vector_poly_energy.png", os.listdir(out))
+        w, h = png_size(os.path.join(out, "vector_poly_energy.png"))
+        self.assertGreater(w, 300)
+
     def test_unknown_experiment_exits_2(self):
         rc, _, err = script("plot.py", self.run_dir, "--out", os.path.join(self.tmp, "p2"),
                             "--experiment", "no_such_experiment")
@@ -340,11 +351,15 @@ class HostPeersTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
+    @staticmethod
+    def need_numba():
         try:
             import numba  # noqa: F401
         except ImportError:
             sys.exit(SKIP)
+
+    def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
+        self.need_numba()
         # One experiment: Numba compiles each parallel loop in seconds.
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
@@ -356,6 +371,27 @@ class HostPeersTest(unittest.TestCase):
             self.assertRegex(r, r" (PASS|FAIL)$")
             self.assertGreater(float(r.split()[6]), 0.0)  # Numba's median time, ms
         self.assertRegex(out, r"rows: [1-9]")
+
+    def test_rounds_run_portalab_again_before_each_peer(self):
+        self.need_numba()
+        rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+                              "--space", self.space, "--min-n", "0", "--reps", "2",
+                              "--experiment", "stream_copy", "--portalab", os.environ["PORTALAB"],
+                              "--rounds", "2")
+        self.assertIn(rc, (0, 1), err)
+        rows = [line for line in out.splitlines() if line.startswith("stream_")]
+        self.assertEqual(len(rows), 6, out)  # three variants, two types
+        for r in rows:  # a ratio per round, then the verdict
+            self.assertRegex(r, r" [0-9.]+ / [0-9.]+ (PASS|FAIL)$")
+        self.assertIn("2 rounds", out)
+
+    def test_a_binary_that_fails_exits_2_naming_it(self):
+        self.need_numba()
+        rc, _, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+                            "--space", self.space, "--min-n", "0", "--experiment", "stream_copy",
+                            "--portalab", "/bin/false")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("/bin/false run", err)
 
     def test_missing_results_exit_2(self):
         rc, _, err = script("host_peers.py", os.path.join(self.tmp, "none", "results.json"))
