@@ -1,9 +1,9 @@
 #include "list.hpp"
 
-#include "deck.hpp"
-#include "deck_search.hpp"
-#include "experiment.hpp"
-#include "spaces.hpp"
+#include "deck/deck.hpp"
+#include "deck/deck_search.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/spaces.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

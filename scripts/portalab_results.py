@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-# The version of the files this module reads (miniapp/schema_version.hpp);
+# The version of the files this module reads (miniapp/results/schema_version.hpp);
 # files without schema_version are version 1, whose numbers were text.
 SCHEMA_VERSION = 2
 
@@ -558,7 +558,7 @@ def is_host_space(space):
 
 def pays(host, device):
     """Where a device beats the host, as portalab's summary decides it
-    (miniapp/analysis.cpp): host and device map n to the best time there; over
+    (miniapp/results/analysis.cpp): host and device map n to the best time there; over
     the sizes both ran, the smallest n at which the device is faster, and
     whether it stays faster at every larger size."""
     sizes = sorted(n for n in host if n in device)

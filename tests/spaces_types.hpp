@@ -2,7 +2,7 @@
 // once per backend Kokkos was built with.
 #pragma once
 
-#include "spaces.hpp"
+#include "platform/spaces.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The run's conclusions from synthetic rows: where a device space starts to
 // beat the best host space, with and without copies, and float64/float32.
-#include "analysis.hpp"
-#include "spaces.hpp"
+#include "results/analysis.hpp"
+#include "platform/spaces.hpp"
 
 #include <gtest/gtest.h>
 

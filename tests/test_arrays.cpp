@@ -1,7 +1,7 @@
 // Host arrays on transparent huge pages (arrays.hpp, memory.hpp): the advice
 // the kernel recorded for the mapping, read back from /proc/self/smaps.
-#include "arrays.hpp"
-#include "memory.hpp"
+#include "platform/arrays.hpp"
+#include "platform/memory.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 // Calibration: every field present and sane (positive, finite) in every
 // compiled host space, a file that reads back the same, and result rows
 // compared with the limits. No speed is asserted.
-#include "calibrate.hpp"
-#include "deck.hpp"
-#include "experiment.hpp"
-#include "host_blas.hpp"
-#include "library_probe.hpp"
-#include "runner.hpp"
-#include "spaces.hpp"
+#include "limits/calibrate.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/host_blas.hpp"
+#include "platform/library_probe.hpp"
+#include "run/runner.hpp"
+#include "platform/spaces.hpp"
 
 #include <KokkosKernels_config.h>
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // Deck parsing: defaults, overrides, and every kind of bad input naming the
 // file, line and column and what was expected.
-#include "deck.hpp"
-#include "experiment.hpp"
-#include "kokkos_options.hpp"
-#include "spaces.hpp"
-#include "suggest.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
+#include "deck/kokkos_options.hpp"
+#include "platform/spaces.hpp"
+#include "platform/suggest.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Decks by name: the search order (as given, NAME.toml in the working folder,
 // the installed decks, the source tree's), the message listing where it
 // looked, and the listing of the decks that can be named.
-#include "deck.hpp"
-#include "deck_search.hpp"
-#include "experiment.hpp"
+#include "deck/deck.hpp"
+#include "deck/deck_search.hpp"
+#include "experiment/experiment.hpp"
 
 #include <gtest/gtest.h>
 

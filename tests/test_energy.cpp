@@ -1,14 +1,14 @@
-// The energy meters behind their one interface (miniapp/energy.hpp), against
+// The energy meters behind their one interface (miniapp/platform/energy.hpp), against
 // a fake NVML (tests/energy/fake_nvml.cpp, PORTALAB_FAKE_NVML) and a fake
 // powercap folder: no library, no energy counter, a counter that wraps, a
 // throttle reason that flags the row; the rows, files, tables and crossover
 // made from the figures.
-#include "analysis.hpp"
-#include "deck.hpp"
-#include "energy.hpp"
-#include "experiment.hpp"
-#include "result.hpp"
-#include "runner.hpp"
+#include "results/analysis.hpp"
+#include "deck/deck.hpp"
+#include "platform/energy.hpp"
+#include "experiment/experiment.hpp"
+#include "results/result.hpp"
+#include "run/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,12 +1,12 @@
 // The time estimate of an entry from its declared work and the machine's
 // limits, the deck's entries planned in the runner's order, and the time
 // left that the progress lines show.
-#include "calibrate.hpp"
-#include "deck.hpp"
-#include "dry_run.hpp"
-#include "estimate.hpp"
-#include "experiment.hpp"
-#include "runner.hpp"
+#include "limits/calibrate.hpp"
+#include "deck/deck.hpp"
+#include "plan/dry_run.hpp"
+#include "plan/estimate.hpp"
+#include "experiment/experiment.hpp"
+#include "run/runner.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // the framework's case runs and its check passes; an unwritten output fails;
 // variants that compute the same outputs (sequentially or concurrently on
 // several instances) give bit-identical ones, so a race shows as a failure.
-#include "experiment.hpp"
-#include "spaces.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/spaces.hpp"
 
 #include <gtest/gtest.h>
 

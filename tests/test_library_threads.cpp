@@ -2,13 +2,13 @@
 // the library's thread count is observed inside each call, through the
 // profiling region every library call pushes, in every experiment that calls
 // a library; rows record it; the library's own setting comes back.
-#include "deck.hpp"
-#include "experiment.hpp"
-#include "instances.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/instances.hpp"
 #include "kernels/library_threads.hpp"
-#include "library_probe.hpp"
-#include "runner.hpp"
-#include "spaces.hpp"
+#include "platform/library_probe.hpp"
+#include "run/runner.hpp"
+#include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <cblas.h>

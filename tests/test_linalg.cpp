@@ -2,16 +2,16 @@
 // lapack.hpp, factorization.hpp) in every enabled space against host loops in
 // double, at sizes that are multiples of no tile; singular matrices; what the
 // runner does with the experiments (library field, memory check, bad decks).
-#include "deck.hpp"
-#include "experiment.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/lapack.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "library_probe.hpp"
-#include "matrix_check.hpp"
-#include "runner.hpp"
+#include "platform/library_probe.hpp"
+#include "experiment/matrix_check.hpp"
+#include "run/runner.hpp"
 #include "spaces_types.hpp"
 
 #include <KokkosLapack_gesv.hpp>

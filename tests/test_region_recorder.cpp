@@ -2,8 +2,8 @@
 // callbacks (a stand-in set here) receive every event in order, from every
 // thread, nested recorders included, and have their push callback back after.
 // While a tool is loaded, concurrent host instances take turns on one thread.
-#include "instances.hpp"
-#include "library_probe.hpp"
+#include "platform/instances.hpp"
+#include "platform/library_probe.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>

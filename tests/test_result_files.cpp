@@ -2,9 +2,9 @@
 // moment and hold a prefix of it, finish() leaves the two files alone, and
 // a folder that cannot be written, or that another run writes into, is
 // refused with the system's reason.
-#include "result_files.hpp"
+#include "results/result_files.hpp"
 
-#include "provenance.hpp"
+#include "results/provenance.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,12 +1,12 @@
 // A small deck run through the runner into a temporary directory: both result
 // files hold every required field, and provenance says where they came from.
-#include "deck.hpp"
-#include "experiment.hpp"
-#include "provenance.hpp"
-#include "result.hpp"
-#include "runner.hpp"
-#include "schema_version.hpp"
-#include "spaces.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/spaces.hpp"
+#include "results/provenance.hpp"
+#include "results/result.hpp"
+#include "results/schema_version.hpp"
+#include "run/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

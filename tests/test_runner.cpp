@@ -1,12 +1,12 @@
 // The runner keeps going past a failed check: every entry is measured and
 // written, the failure is listed in the summary, and the driver's exit code
 // (from summary.failed) is non-zero.
-#include "deck.hpp"
-#include "experiment.hpp"
+#include "deck/deck.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/vendor.hpp"
-#include "provenance.hpp"
-#include "runner.hpp"
-#include "spaces.hpp"
+#include "platform/spaces.hpp"
+#include "results/provenance.hpp"
+#include "run/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

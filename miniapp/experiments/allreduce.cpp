@@ -4,8 +4,9 @@
 // a CUDA-aware MPI on a GPU), and NCCL on the instance's stream. Rates as
 // nccl-tests defines them: algorithm bandwidth S/t and bus bandwidth
 // S/t·2(k-1)/k for a message of S bytes on k ranks (the row's GB/s).
-#include "experiment.hpp"
-#include "distributed.hpp"
+#include "experiment/experiment.hpp"
+#include "ranks/distributed.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <fmt/format.h>
 

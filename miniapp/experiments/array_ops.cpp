@@ -3,7 +3,7 @@
 // the lab's small sizes in every space, each value checked against the host.
 // Vectors have n elements, matrices n×n (the lab: 5, 3×3 and 10). `portalab
 // run inputs/cupy-continued.toml` prints them as the lab does.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/array_ops.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Lab 004 (seed 004): ufunc broadcasting with int64, a row vector added to
 // every row of an n×n matrix and a column vector added to every column, with
 // a 2-D MDRangePolicy. n is the matrix's side (4 in the lab).
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/elementwise.hpp"
 
 #include <type_traits>

@@ -4,9 +4,10 @@
 // spread round-robin over 1, 2, 4 or 8 instances from partition_space
 // (variants instances_1 … instances_8). Throughput is kernels per
 // millisecond; each row also gets it relative to instances_1 (`vs_1`).
-#include "experiment.hpp"
-#include "instances.hpp"
-#include "polynomial_check.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/instances.hpp"
+#include "experiment/polynomial_check.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <string>
 

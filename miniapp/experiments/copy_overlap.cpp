@@ -11,9 +11,10 @@
 // The serial row measures the bound a perfect overlap allows, max(copy time,
 // compute time) with copy = h2d + d2h; the pipelined rows get their speedup
 // and their fraction of that bound (`of_perfect`, 1 = perfect).
-#include "experiment.hpp"
-#include "instances.hpp"
-#include "polynomial_check.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/instances.hpp"
+#include "experiment/polynomial_check.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 // Lab 003 (seed 003): the custom ElementwiseKernel z = (x·y)³ on inputs
 // uniform in [0, 1), 1024 float32 in the lab.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/elementwise.hpp"
 
 namespace portalab {

@@ -3,10 +3,10 @@
 // or the vendor getrf called directly (kernels/lapack.hpp); then sign and
 // log|det| from U's diagonal and the pivots, which cannot overflow. A singular
 // matrix gives sign 0 and log|det| = −inf, reported as such.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "matrix_check.hpp"
+#include "experiment/matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>
 #include <fmt/format.h>

@@ -2,10 +2,10 @@
 // calls cuBLAS), the vendor BLAS called directly (cublas<S|D>dot on the
 // instance's stream, CBLAS on the host), and a Kokkos reduction accumulating
 // in T or in float64.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "matrix_check.hpp"
+#include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas1_dot.hpp>
 #include <fmt/format.h>

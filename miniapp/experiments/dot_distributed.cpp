@@ -4,10 +4,10 @@
 // vector, split among the ranks; weak ("weak"): n per rank. The rows on k
 // ranks carry the parallel efficiency against the one-rank row, and the
 // summary the smallest n at which k ranks beat one.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
-#include "matrix_check.hpp"
-#include "distributed.hpp"
+#include "experiment/matrix_check.hpp"
+#include "ranks/distributed.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Lab 004 (seed 004): a ufunc with a special function, the Gaussian density
 // at x uniform in [−3, 3) with μ = 0, σ = 1; 1e6 float32 in the lab.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/elementwise.hpp"
 
 #include <cmath>

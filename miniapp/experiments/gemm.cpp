@@ -2,10 +2,10 @@
 // Kernels (the vendor BLAS underneath), a portable tiled Kokkos kernel, and
 // the vendor BLAS called directly (cuBLAS on the instance's stream, CBLAS on
 // the host) to show what the Kokkos Kernels layer costs.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "matrix_check.hpp"
+#include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 #include <fmt/format.h>

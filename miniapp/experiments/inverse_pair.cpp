@@ -6,11 +6,12 @@
 // Both are timed by the fence on each instance they ran on. The concurrent
 // row gets `overlap` = 1 − t_concurrent / t_sequential: the share of the
 // sequential time that running the two at once saved.
-#include "experiment.hpp"
-#include "instances.hpp"
+#include "experiment/experiment.hpp"
+#include "platform/instances.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "matrix_check.hpp"
+#include "experiment/matrix_check.hpp"
+#include "results/result.hpp"  // relate's rows
 
 #include <array>
 

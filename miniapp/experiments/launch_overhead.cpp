@@ -10,7 +10,7 @@
 //                    instance's stream, OpenMP `omp parallel for`, Serial a
 //                    plain call; other backends have none here and use Kokkos'.
 // Results give microseconds per launch (kernel time / n).
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/launch.hpp"
 
 #include <optional>

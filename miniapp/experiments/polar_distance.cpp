@@ -2,7 +2,7 @@
 // KOKKOS_INLINE_FUNCTION in kernels/elementwise.hpp) for the distance between
 // two points in polar form; ρ uniform in [0.5, 1.5), θ in [−π, π); 1e6 float32
 // in the lab.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/elementwise.hpp"
 
 #include <cmath>

@@ -1,10 +1,10 @@
 // Householder QR (lab 002: 512, and a 64..2048 sweep): Kokkos Kernels 4.6 has
 // none, so through portalab's own dispatch to the vendor LAPACK
 // (kernels/lapack.hpp): geqrf then orgqr, cuSOLVER on Cuda, LAPACKE on the host.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/lapack.hpp"
-#include "matrix_check.hpp"
+#include "experiment/matrix_check.hpp"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 // once, through host mirrors and MPI, MPI on the buffers where they are, or
 // NCCL. GB/s per link, against the peer copy bandwidth calibrate measures
 // between the GPUs (copy engines), one way or both.
-#include "experiment.hpp"
-#include "distributed.hpp"
+#include "experiment/experiment.hpp"
+#include "ranks/distributed.hpp"
 
 #include <fmt/format.h>
 

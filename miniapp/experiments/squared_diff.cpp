@@ -2,7 +2,7 @@
 // y = arange(n) reversed. Unfused, CuPy launches a kernel per operator — x − y
 // twice into two temporaries, then their product: 9 arrays of traffic per
 // element against the fused kernel's 3.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/elementwise.hpp"
 
 namespace portalab {

@@ -1,6 +1,6 @@
 // z = x: the memory-bandwidth yardstick that streaming experiments are
 // measured against in the same run.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/stream.hpp"
 
 namespace portalab {

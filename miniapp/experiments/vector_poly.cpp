@@ -5,7 +5,7 @@
 // the constructor, a table of variants, one member function per variant that
 // queues the timed work on the state's instance (the runner fences and times
 // it), a check against an independent host reference, the declared work.
-#include "experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "kernels/vector_poly.hpp"
 
 namespace portalab {

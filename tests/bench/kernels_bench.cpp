@@ -8,7 +8,7 @@
 #include "fenced.hpp"
 #include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
-#include "spaces.hpp"
+#include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>

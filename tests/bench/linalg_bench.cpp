@@ -10,7 +10,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/lapack.hpp"
 #include "kernels/vendor_blas.hpp"
-#include "spaces.hpp"
+#include "platform/spaces.hpp"
 
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosBlas3_gemm.hpp>

@@ -5,7 +5,7 @@
 // every entry gave about 10). Reported, never asserted: timings are not
 // pass/fail.
 //   build/host/tests/portalab_bench --benchmark_filter=result_files
-#include "result_files.hpp"
+#include "results/result_files.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -5,8 +5,8 @@
 // InputError is the expected answer to bad input, and it must name the
 // option or variable; an accepted thread count or device id must be one
 // Kokkos can use. Anything else aborts the run.
-#include "deck.hpp"
-#include "kokkos_options.hpp"
+#include "deck/deck.hpp"
+#include "deck/kokkos_options.hpp"
 #include "fuzz_common.hpp"
 
 #include <cstddef>

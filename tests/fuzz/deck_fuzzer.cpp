@@ -5,7 +5,7 @@
 // fuzz_deck: the first line is one --set string (none if empty), the rest the deck.
 // fuzz_set (PORTALAB_FUZZ_SET_ONLY): the whole input is one --set string,
 // applied to a fixed valid deck.
-#include "deck.hpp"
+#include "deck/deck.hpp"
 #include "fuzz_common.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // parser needs no Kokkos), and the way a broken invariant is reported.
 #pragma once
 
-#include "catalog.hpp"
+#include "deck/catalog.hpp"
 
 #include <cstdio>
 #include <cstdlib>

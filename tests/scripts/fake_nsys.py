@@ -10,7 +10,7 @@ ids), _MEMCPY (copyKind per ENUM_CUDA_MEMCPY_OPER), _RUNTIME (the CUDA calls,
 linked by correlationId), TARGET_INFO_SESSION_START_TIME. Global ids are
 serialized as nsys does: pid in bits 24-47, tid in bits 0-23.
 
-`portalab_run` lays out the ranges runner.cpp opens for a list of result
+`portalab_run` lays out the ranges run_entry.cpp opens for a list of result
 rows and fills each phase with the GPU work a Cuda run would show; `faults`
 breaks one property at a time, for the checker's tests.
 """

@@ -47,7 +47,7 @@ for experiment, t in d.items():
                         "gflop_per_j": 1.0, "gb_per_j": None}
                 rows.append(row)
 device = {"space": "Cuda", "name": "Fake H100", "uuid": "GPU-fake", "cuda_driver": 13000}
-doc = {"schema_version": 2,  # portalab's (miniapp/schema_version.hpp)
+doc = {"schema_version": 2,  # portalab's (miniapp/results/schema_version.hpp)
        "provenance": {"ranks": [{"device": device}], "devices": [device],
                       "energy": {"gpu": {"name": "Fake H100"}} if energy == "on" else {"off": True}},
        "results": rows, "summary": {}}

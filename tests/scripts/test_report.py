@@ -267,7 +267,7 @@ def parse(html):
 
 def reference_crossovers(doc):
     """The summary's gpu_crossover of a document, as portalab's
-    miniapp/analysis.cpp makes it, computed here by plain loops (the test's
+    miniapp/results/analysis.cpp makes it, computed here by plain loops (the test's
     own reference): per experiment, variant, type and device, the smallest n
     where the device's best total with copies (or its kernel alone) beats the
     best host total."""

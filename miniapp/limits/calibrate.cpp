@@ -1,0 +1,449 @@
+#include "limits/calibrate.hpp"
+
+#include "platform/arrays.hpp"
+#include "deck/deck.hpp"
+#include "experiment/dtype.hpp"
+#include "platform/host_blas.hpp"
+#include "kernels/dot.hpp"
+#include "kernels/library_threads.hpp"
+#include "kernels/stream.hpp"
+#include "platform/library_probe.hpp"
+#include "platform/memory.hpp"
+#include "results/result.hpp"
+#include "platform/spaces.hpp"
+#include "platform/timing.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <ostream>
+
+#include <unistd.h>
+
+namespace portalab {
+
+double SpaceLimits::memory_gbps() const {
+  return std::max({copy_kernel_gbps, copy_deep_copy_gbps, triad_gbps});
+}
+
+double SpaceLimits::read_limit_gbps() const {
+  return read_gbps > 0 ? read_gbps : memory_gbps();
+}
+
+double SpaceLimits::transfer_gbps(const std::string& kind) const {
+  const auto it = transfers.find(kind);
+  double best = 0.0;
+  if (it != transfers.end())
+    for (const auto& p : it->second) best = std::max(best, p.gbps);
+  return best;
+}
+
+std::string_view Unsteady::unit() const {
+  auto ends = [&](std::string_view suffix) {
+    return limit.size() >= suffix.size() && limit.compare(limit.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends("_gflops") ? "GFLOP/s" : ends("_us") ? "us" : "GB/s";
+}
+
+std::string Unsteady::text() const {
+  if (!dtype.empty()) return fmt::format("{} {}", limit, dtype);
+  if (bytes > 0) return fmt::format("{} at {} bytes", limit, bytes);
+  return limit;
+}
+
+const SpaceLimits* Calibration::find(const std::string& space) const {
+  for (const auto& s : spaces)
+    if (s.space == space) return &s;
+  return nullptr;
+}
+
+namespace {
+
+struct Sizes {
+  std::size_t stream_elements;               // doubles per array
+  std::vector<std::size_t> transfer_bytes;
+  std::size_t gemm_n;
+  int reps;
+};
+
+// The largest CPU cache, from sysfs, else from the C library (cpuid): a
+// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
+// not the memory. Some virtual machines show no cache in sysfs.
+std::size_t last_level_cache_bytes() {
+  std::size_t largest = 0;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
+    std::size_t value = 0;
+    char unit = 0;
+    if (!(in >> value)) continue;
+    in >> unit;
+    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    largest = std::max(largest, value * scale);
+  }
+  return largest;
+}
+
+// Large enough to leave the caches and reach the plateau (host arrays at
+// least 4x the last-level cache and, in a full calibration, STREAM's default
+// 2^25 doubles, as BabelStream runs; a GPU's L2 is tens of MB), small enough that calibration
+// takes seconds (quick) or well under 30 s (full). The host gemm at a size
+// where the BLAS runs at its peak: 512 gave OpenBLAS a third of it on 16
+// cores; 2048 is near it on a few cores, 4096 on many.
+Sizes sizes_for(bool host, bool quick, int host_threads) {
+  if (host) {
+    const std::size_t beyond_cache = 4 * last_level_cache_bytes() / sizeof(double);
+    // Three arrays: keep them within a quarter of the memory available.
+    const std::size_t fits = host_available_bytes() / 4 / 3 / sizeof(double);
+    // Quick, a run's default: 64 MB arrays, seconds on any machine. First
+    // touch is dear on a virtual machine (the 2-core CI VM spent 20 s per
+    // space faulting in three 128 MB arrays), and a VM may claim its host's
+    // whole L3 (512 MB there). Quick limits may so sit partly in a large
+    // server's cache (an H100 node's 300 MB L3 gave OpenMP a quick "memory"
+    // limit of 185 GB/s, twice its memory's), which the limits table says:
+    // limits to report come from a full calibration (arrays up to 2 GB).
+    const std::size_t n =
+        quick ? std::min(std::size_t{1} << 23, fits)
+              : std::min({std::max<std::size_t>(1u << 25, beyond_cache), std::size_t{1} << 28, fits});
+    const std::size_t gemm_n = quick ? 1024 : host_threads > 4 ? 4096 : 2048;
+    // Full: the best of 20, as BabelStream takes the best of its runs (a
+    // node's bandwidth wandered 10% between windows a minute apart).
+    return quick ? Sizes{n, {}, gemm_n, 3} : Sizes{n, {}, gemm_n, 20};
+  }
+  return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
+               : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
+}
+
+double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
+
+// Which limit a measurement is: its name, and the type or size measured.
+Unsteady named(std::string limit, std::string dtype = {}, std::size_t bytes = 0) {
+  Unsteady u;
+  u.limit = std::move(limit);
+  u.dtype = std::move(dtype);
+  u.bytes = bytes;
+  return u;
+}
+
+// A limit whose repetitions disagree is noted (what: the limit's name, and
+// its type or size; value: a time turned into the limit's unit).
+template <class Value>
+void note_unsteady(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
+  if (ms.size() >= 2) {
+    const auto [fast, slow] = std::minmax_element(ms.begin(), ms.end());
+    if (*fast > 0 && *slow > unsteady_ratio * *fast) {
+      what.fastest = value(*fast);
+      what.slowest = value(*slow);
+      what.repetitions = static_cast<int>(ms.size());
+      s.unsteady.push_back(std::move(what));
+    }
+  }
+}
+// The median of repeated times (gemm, launch).
+template <class Value>
+double steady_median(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
+  note_unsteady(s, std::move(what), ms, value);
+  return value(summarize(ms).median);
+}
+// The fastest repetition, as STREAM and BabelStream report bandwidth: what the
+// memory can move. Rows are medians, so a busy machine's rows sit below
+// their limit instead of above a limit measured in a slow moment.
+template <class Value>
+double steady_best(SpaceLimits& s, Unsteady what, const std::vector<double>& ms, Value value) {
+  note_unsteady(s, std::move(what), ms, value);
+  return value(summarize(ms).min);
+}
+
+template <class Space>
+void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using View = Kokkos::View<double*, typename Space::memory_space>;
+  const std::size_t n = z.stream_elements;
+  // Allocated as the experiments' arrays are (arrays.hpp): the limit is of
+  // the same pages the rows run on.
+  View a = allocate_view<View>("a", n), b = allocate_view<View>("b", n),
+       c = allocate_view<View>("c", n);
+  Kokkos::deep_copy(exec, a, 0.0);
+  Kokkos::deep_copy(exec, b, 1.0);
+  Kokkos::deep_copy(exec, c, 2.0);
+  Space e = exec;
+  const double copy_bytes = 2.0 * sizeof(double) * n;
+  s.stream_bytes = sizeof(double) * n;
+  auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
+  s.copy_kernel_gbps = steady_best(
+      s, named("copy_kernel_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
+      copy_rate);
+  s.copy_deep_copy_gbps = steady_best(
+      s, named("copy_deep_copy_gbps"), sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
+      copy_rate);
+  s.triad_gbps = steady_best(
+      s, named("triad_gbps"),
+      sample_ms(e, 2, z.reps, [&] { kernels::stream_triad(exec, 3.0, a, b, c); }),
+      [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
+  // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
+  if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
+  // Reading alone: b·c, two arrays read and nothing written.
+  Kokkos::View<double, typename Space::memory_space> dot("dot");
+  s.read_gbps = steady_best(
+      s, named("read_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, b, c, dot); }),
+      [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
+  double product = 0;
+  Kokkos::deep_copy(product, dot);
+  if (product != 2.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: read (dot) check failed", Space::name()));
+}
+
+template <class Space>
+void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using Pinned = typename PinnedHostSpace<Space>::type;
+  if constexpr (!is_host_space_v<Space> && !std::is_void_v<Pinned>) {
+    for (std::size_t bytes : z.transfer_bytes) {
+      const std::size_t n = bytes / sizeof(double);
+      Kokkos::View<double*, typename Space::memory_space> device("device", n);
+      // On huge pages where the rows' pageable mirrors are (arrays.hpp):
+      // copies from them ran 10-20% faster on an H100 node.
+      auto pageable = allocate_view<Kokkos::View<double*, Kokkos::HostSpace>>("pageable", n);
+      Kokkos::deep_copy(pageable, 0.0);
+      Kokkos::View<double*, Pinned> pinned("pinned", n);
+      Space e = exec;
+      auto point = [&](const char* kind, auto&& copy) {
+        s.transfers[kind].push_back(
+            {bytes, steady_best(s, named(fmt::format("{}_gbps", kind), "", bytes),
+                                  sample_ms(e, 1, z.reps, copy), [&](double ms) {
+                                    return gbps(static_cast<double>(bytes), ms);
+                                  })});
+      };
+      point("h2d_pageable", [&] { Kokkos::deep_copy(exec, device, pageable); });
+      point("d2h_pageable", [&] { Kokkos::deep_copy(exec, pageable, device); });
+      point("h2d_pinned", [&] { Kokkos::deep_copy(exec, device, pinned); });
+      point("d2h_pinned", [&] { Kokkos::deep_copy(exec, pinned, device); });
+    }
+  }
+}
+
+template <class Space, class T>
+void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft,
+                              Kokkos::Device<Space, typename Space::memory_space>>;
+  const std::size_t n = z.gemm_n;
+  Matrix a("A", n, n), b("B", n, n), c("C", n, n);
+  Kokkos::deep_copy(exec, a, T(1));
+  Kokkos::deep_copy(exec, b, T(0.5));
+  auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
+  // The host BLAS on the space's threads, as in a run (Serial: one).
+  const kernels::LibraryThreads threads(exec);
+  {
+    // Untimed first call: which library served it, from its profiling region
+    // (recording may add fences, so it stays out of the timing).
+    RegionRecorder recorder;
+    gemm();
+    exec.fence();
+    // Named as result rows name it ("OpenBLAS", not Kokkos Kernels' "BLAS").
+    s.gemm_library[std::string(dtype_name<T>())] = vendor_library(recorder.library());
+    if (s.host && recorder.library() == "BLAS") {
+      s.gemm_kernels = host_blas_kernels().describe();
+      s.gemm_kernels_warning = host_blas_kernels().warning;
+    }
+  }
+  Space e = exec;
+  s.gemm_gflops[std::string(dtype_name<T>())] =
+      steady_median(s, named("gemm_gflops", std::string(dtype_name<T>())),
+                    sample_ms(e, 1, std::clamp(z.reps / 2, 3, 5), gemm),
+                    [&](double ms) { return 2.0 * n * n * n / (ms * 1e6); });
+  T corner{};
+  Kokkos::deep_copy(corner, Kokkos::subview(c, n - 1, n - 1));
+  if (corner != T(0.5) * static_cast<T>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: gemm check failed", Space::name()));
+  s.gemm_n = n;
+}
+
+template <class Space>
+void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
+  constexpr int launches = 200;
+  Space e = exec;
+  std::vector<double> per_launch_us;
+  for (int r = 0; r < reps + 1; ++r) {
+    const double ms = fenced_ms(e, [&] {
+      for (int i = 0; i < launches; ++i) {
+        kernels::empty_kernel(exec);
+        exec.fence();
+      }
+    });
+    if (r > 0) per_launch_us.push_back(1e3 * ms / launches);  // the first one warms up
+  }
+  s.launch_us = steady_median(s, named("launch_us"), per_launch_us, [](double us) { return us; });
+}
+
+}  // namespace
+
+Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Calibration cal;
+  cal.mode = options.quick ? "quick" : "full";
+  auto say = [&](const std::string& what) {
+    if (options.progress) fmt::print(*options.progress, "calibrate: {}\n", what);
+  };
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    const std::string name = Space::name();
+    if (!spaces.empty() && std::find(spaces.begin(), spaces.end(), name) == spaces.end()) return;
+    SpaceLimits s;
+    s.space = name;
+    s.host = is_host_space_v<Space>;
+    if (s.host) s.cache_bytes = last_level_cache_bytes();
+    const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency());
+    const Space exec;
+    say(name + ": copy and triad bandwidth");
+    measure_stream(exec, s, z);
+    if (!s.host) {
+      say(name + ": host<->device bandwidth, pageable and pinned");
+      measure_transfers(exec, s, z);
+    }
+    say(fmt::format("{}: vendor gemm, n = {}", name, z.gemm_n));
+    measure_gemm<Space, float>(exec, s, z);
+    measure_gemm<Space, double>(exec, s, z);
+    say(name + ": kernel launch latency");
+    measure_launch(exec, s, z.reps);
+    cal.spaces.push_back(std::move(s));
+  });
+  cal.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return cal;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  nlohmann::json spaces = nlohmann::json::array();
+  for (const auto& s : c.spaces) {
+    nlohmann::json transfers = nlohmann::json::object();
+    for (const auto& [kind, points] : s.transfers) {
+      nlohmann::json sweep = nlohmann::json::array();
+      for (const auto& p : points) sweep.push_back({{"bytes", p.bytes}, {"gbps", p.gbps}});
+      transfers[kind] = {{"best_gbps", s.transfer_gbps(kind)}, {"sweep", sweep}};
+    }
+    nlohmann::json unsteady = nlohmann::json::array();
+    for (const auto& u : s.unsteady) {
+      nlohmann::json one{{"limit", u.limit},         {"unit", u.unit()},
+                         {"fastest", u.fastest},     {"slowest", u.slowest},
+                         {"repetitions", u.repetitions}};
+      if (!u.dtype.empty()) one["dtype"] = u.dtype;
+      if (u.bytes > 0) one["bytes"] = u.bytes;
+      unsteady.push_back(std::move(one));
+    }
+    spaces.push_back({{"space", s.space},
+                      {"host", s.host},
+                      {"memory_gbps", s.memory_gbps()},
+                      {"copy_kernel_gbps", s.copy_kernel_gbps},
+                      {"copy_deep_copy_gbps", s.copy_deep_copy_gbps},
+                      {"triad_gbps", s.triad_gbps},
+                      {"read_gbps", s.read_gbps},
+                      {"stream_bytes", s.stream_bytes},
+                      {"cache_bytes", s.cache_bytes},
+                      {"transfers", transfers},
+                      {"gemm_gflops", s.gemm_gflops},
+                      {"gemm_library", s.gemm_library},
+                      {"gemm_kernels", s.gemm_kernels},
+                      {"gemm_kernels_warning", s.gemm_kernels_warning},
+                      {"gemm_n", s.gemm_n},
+                      {"launch_us", s.launch_us},
+                      {"unsteady", unsteady}});
+  }
+  nlohmann::json j = {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
+  if (!c.links.empty()) j["links"] = to_json(c.links);
+  return j;
+}
+
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& path) {
+  try {
+    Calibration c;
+    c.mode = j.at("mode").get<std::string>();
+    c.seconds = j.at("seconds").get<double>();
+    for (const auto& js : j.at("spaces")) {
+      SpaceLimits s;
+      s.space = js.at("space").get<std::string>();
+      s.host = js.at("host").get<bool>();
+      s.copy_kernel_gbps = js.at("copy_kernel_gbps").get<double>();
+      s.copy_deep_copy_gbps = js.at("copy_deep_copy_gbps").get<double>();
+      s.triad_gbps = js.at("triad_gbps").get<double>();
+      s.read_gbps = js.value("read_gbps", 0.0);  // files before it was measured lack it
+      s.stream_bytes = js.at("stream_bytes").get<std::size_t>();
+      s.cache_bytes = js.value("cache_bytes", std::size_t{0});
+      for (const auto& [kind, t] : js.at("transfers").items())
+        for (const auto& p : t.at("sweep"))
+          s.transfers[kind].push_back({p.at("bytes").get<std::size_t>(), p.at("gbps").get<double>()});
+      s.gemm_gflops = js.at("gemm_gflops").get<std::map<std::string, double>>();
+      s.gemm_library = js.at("gemm_library").get<std::map<std::string, std::string>>();
+      s.gemm_n = js.at("gemm_n").get<std::size_t>();
+      s.gemm_kernels = js.value("gemm_kernels", std::string());
+      s.gemm_kernels_warning = js.value("gemm_kernels_warning", std::string());
+      s.launch_us = js.at("launch_us").get<double>();
+      if (js.contains("unsteady"))  // files written before it was recorded lack it
+        for (const auto& u : js.at("unsteady"))
+          s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
+                                u.at("slowest").get<double>(), u.at("repetitions").get<int>(),
+                                u.value("dtype", std::string()),
+                                u.value("bytes", std::size_t{0})});
+      c.spaces.push_back(std::move(s));
+    }
+    if (j.contains("links")) c.links = links_from_json(j.at("links"));
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not a portalab calibration file: {}", path, e.what()));
+  }
+}
+
+std::string format_calibration(const Calibration& c) {
+  std::string out = fmt::format(
+      "\nmachine limits ({} calibration, {:.1f} s; bandwidths count bytes read + written)\n"
+      "{:<8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>10}\n",
+      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "read", "h2d pageab", "h2d pinned",
+      "d2h pageab", "d2h pinned", "sgemm GFLOP/s", "dgemm GFLOP/s", "launch µs");
+  for (const auto& s : c.spaces) {
+    auto t = [&](const char* kind) {
+      return s.host ? std::string("-") : fmt::format("{:.1f}", s.transfer_gbps(kind));
+    };
+    auto g = [&](const char* dtype) {
+      const auto it = s.gemm_gflops.find(dtype);
+      return it == s.gemm_gflops.end()
+                 ? std::string("-")
+                 : fmt::format("{:.0f} {}", it->second, s.gemm_library.at(dtype));
+    };
+    out += fmt::format("{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} "
+                       "{:>13} {:>10.2f}\n",
+                       s.space, s.copy_kernel_gbps, s.copy_deep_copy_gbps, s.triad_gbps,
+                       s.read_gbps > 0 ? fmt::format("{:.1f}", s.read_gbps) : std::string("-"),
+                       t("h2d_pageable"), t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"),
+                       g("float32"), g("float64"), s.launch_us);
+  }
+  // The host BLAS once, with the kernels it chose (all host spaces call it).
+  for (const auto& s : c.spaces)
+    if (!s.gemm_kernels.empty()) {
+      out += fmt::format("  host gemm: {} at n = {}\n", s.gemm_kernels, s.gemm_n);
+      if (!s.gemm_kernels_warning.empty())
+        out += fmt::format("  WARNING {}\n", s.gemm_kernels_warning);
+      break;
+    }
+  // STREAM's rule: each array at least 4x the last-level cache.
+  for (const auto& s : c.spaces)
+    if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)
+      out += fmt::format("  {} bandwidths on arrays of {:.0f} MB, less than 4x the {:.0f} MB "
+                         "last-level cache: part of them may have come from the cache; "
+                         "`portalab calibrate` (full) for limits to report\n",
+                         s.space, s.stream_bytes / 1e6, s.cache_bytes / 1e6);
+  for (const auto& s : c.spaces)
+    for (const auto& u : s.unsteady)
+      out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "
+                         "over {}x the fastest): the machine was busy; results against this "
+                         "limit are unreliable\n",
+                         s.space, u.text(), u.repetitions, u.fastest, u.slowest, unsteady_ratio);
+  if (!c.links.empty()) out += format_links(c.links);
+  return out;
+}
+
+}  // namespace portalab

@@ -1,0 +1,232 @@
+#include "results/analysis.hpp"
+
+#include "platform/spaces.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace portalab {
+namespace {
+
+// Best (smallest) time at each size.
+using BySize = std::map<std::size_t, double>;
+
+void keep_best(BySize& best, std::size_t n, double ms) {
+  if (ms <= 0) return;
+  auto [it, inserted] = best.try_emplace(n, ms);
+  if (!inserted) it->second = std::min(it->second, ms);
+}
+
+Pays compare(const BySize& host, const BySize& device, std::vector<std::size_t>& sizes) {
+  Pays p;
+  std::vector<bool> faster;
+  for (const auto& [n, host_ms] : host) {
+    const auto d = device.find(n);
+    if (d == device.end()) continue;
+    p.measured = true;
+    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
+    faster.push_back(d->second < host_ms);
+    if (faster.back() && !p.smallest_n) p.smallest_n = n;
+  }
+  if (p.smallest_n) {
+    // Sizes are visited in increasing order: after the first win, any loss?
+    const auto first = std::find(faster.begin(), faster.end(), true);
+    p.holds_above = std::all_of(first, faster.end(), [](bool f) { return f; });
+  }
+  return p;
+}
+
+nlohmann::json to_json(const Pays& p) {
+  return {{"measured", p.measured},
+          {"smallest_n", p.smallest_n ? nlohmann::json(*p.smallest_n) : nlohmann::json()},
+          {"holds_above", p.holds_above}};
+}
+
+std::string describe(const Pays& p, const std::vector<std::size_t>& sizes) {
+  if (!p.measured) return "not measured";
+  if (!p.smallest_n)
+    return fmt::format("never, n from {} to {}", sizes.front(), sizes.back());
+  return fmt::format("from n = {}{}", *p.smallest_n,
+                     p.holds_above ? "" : " (but not at every larger size)");
+}
+
+}  // namespace
+
+std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
+  // experiment, variant, dtype, ranks: spaces compared on as many ranks
+  using Key = std::tuple<std::string, std::string, std::string, int>;
+  std::map<Key, BySize> host, host_j;
+  std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device, device_j;  // copies, alone
+  std::vector<std::pair<Key, std::string>> order;
+  for (const auto& r : results) {
+    if (r.status != Status::pass) continue;
+    const Key key{r.experiment, r.variant, r.dtype, r.ranks};
+    // Joules per repetition over all of them: a coarse counter moves in few.
+    const SourceEnergy* own = r.energy && r.energy->own().measured() ? &r.energy->own() : nullptr;
+    if (is_host_space(r.space)) {
+      keep_best(host[key], r.n, r.total.median);
+      if (own) keep_best(host_j[key], r.n, own->joules / own->reps);
+      continue;
+    }
+    const auto dkey = std::make_pair(key, r.space);
+    if (!device.count(dkey)) order.push_back(dkey);
+    auto& [with_copies, alone] = device[dkey];
+    if (r.copies != CopyMode::none) keep_best(with_copies, r.n, r.total.median);
+    keep_best(alone, r.n, r.kernel.median);
+    if (own && r.energy->gpu_read) {
+      auto& [with_copies_j, alone_j] = device_j[dkey];
+      if (r.copies != CopyMode::none) keep_best(with_copies_j, r.n, own->joules / own->reps);
+      keep_best(alone_j, r.n, own->kernel_joules / own->reps);
+    }
+  }
+  std::vector<Crossover> out;
+  for (const auto& dkey : order) {
+    const auto& [key, space] = dkey;
+    const auto h = host.find(key);
+    if (h == host.end()) continue;  // no host space to compare with
+    Crossover c;
+    c.experiment = std::get<0>(key);
+    c.variant = std::get<1>(key);
+    c.dtype = std::get<2>(key);
+    c.device = space;
+    c.ranks = std::get<3>(key);
+    c.with_copies = compare(h->second, device[dkey].first, c.sizes);
+    c.without_copies = compare(h->second, device[dkey].second, c.sizes);
+    std::sort(c.sizes.begin(), c.sizes.end());
+    c.energy_with_copies = compare(host_j[key], device_j[dkey].first, c.energy_sizes);
+    c.energy_without_copies = compare(host_j[key], device_j[dkey].second, c.energy_sizes);
+    std::sort(c.energy_sizes.begin(), c.energy_sizes.end());
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, CopyMode, std::size_t, int>;
+  std::map<Key, double> f32;
+  for (const auto& r : results)
+    if (r.status == Status::pass && r.dtype == "float32" && r.kernel.median > 0)
+      f32[{r.experiment, r.variant, r.space, r.copies, r.n, r.ranks}] = r.kernel.median;
+  std::vector<DtypeRatio> out;
+  for (const auto& r : results) {
+    if (r.status != Status::pass || r.dtype != "float64" || r.ranks != 1) continue;
+    const auto it = f32.find({r.experiment, r.variant, r.space, r.copies, r.n, r.ranks});
+    if (it != f32.end())
+      out.push_back({r.experiment, r.variant, r.space, r.copies, r.n, r.kernel.median / it->second});
+  }
+  return out;
+}
+
+std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, CopyMode, int>;
+  std::map<Key, RankCrossover> found;
+  std::vector<Key> order;
+  std::map<Key, std::pair<BySize, BySize>> times;  // one rank (1.0), k ranks (1 / speedup)
+  for (const auto& r : results) {
+    const double speedup = r.metric("speedup_over_1_rank");
+    if (r.status != Status::pass || r.ranks < 2 || speedup <= 0) continue;
+    const Key key{r.experiment, r.variant, r.space, r.dtype, r.copies, r.ranks};
+    if (!found.count(key)) {
+      order.push_back(key);
+      found[key] = {r.experiment, r.variant, r.space, r.dtype, r.ranks, {}, {}};
+    }
+    // Rates against the one-rank row's: k ranks pay where they go faster.
+    keep_best(times[key].first, r.n, 1.0);
+    keep_best(times[key].second, r.n, 1.0 / speedup);
+  }
+  std::vector<RankCrossover> out;
+  for (const auto& key : order) {
+    RankCrossover c = found[key];
+    c.pays = compare(times[key].first, times[key].second, c.sizes);
+    std::sort(c.sizes.begin(), c.sizes.end());
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : found)
+    out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"space", c.space},
+                   {"dtype", c.dtype}, {"ranks", c.ranks}, {"sizes", c.sizes},
+                   {"pays", to_json(c.pays)}});
+  return out;
+}
+
+nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : found)
+    out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"dtype", c.dtype},
+                   {"device", c.device}, {"ranks", c.ranks}, {"sizes", c.sizes},
+                   {"with_copies", to_json(c.with_copies)},
+                   {"without_copies", to_json(c.without_copies)},
+                   {"energy_sizes", c.energy_sizes},
+                   {"energy_with_copies", to_json(c.energy_with_copies)},
+                   {"energy_without_copies", to_json(c.energy_without_copies)}});
+  return out;
+}
+
+nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : found)
+    out.push_back({{"experiment", d.experiment}, {"variant", d.variant}, {"space", d.space},
+                   {"copies", std::string(to_string(d.copies))}, {"n", d.n},
+                   {"kernel_ratio", d.ratio}});
+  return out;
+}
+
+std::string format_analysis(const std::vector<Result>& results) {
+  std::string out;
+  const auto crossovers = find_crossovers(results);
+  std::set<std::string> devices;
+  for (const auto& r : results)
+    if (!is_host_space(r.space)) devices.insert(r.space);
+  out += "\nWhen the GPU pays: the smallest n at which a device space beats the best host space\n";
+  if (devices.empty()) out += "  no device space ran: nothing to compare\n";
+  for (const auto& c : crossovers)
+    out += fmt::format("  {} {} {} on {}{}: with copies {}; without copies {}\n", c.experiment,
+                       c.variant, c.dtype, c.device,
+                       c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
+                       describe(c.with_copies, c.sizes), describe(c.without_copies, c.sizes));
+  for (const auto& c : crossovers)
+    if (c.energy_with_copies.measured || c.energy_without_copies.measured)
+      out += fmt::format("  {} {} {} on {}{}, in joules (GPU against CPU): with copies {}; "
+                         "without copies {}\n",
+                         c.experiment, c.variant, c.dtype, c.device,
+                         c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
+                         describe(c.energy_with_copies, c.energy_sizes),
+                         describe(c.energy_without_copies, c.energy_sizes));
+  if (const auto ranks = find_rank_crossovers(results); !ranks.empty()) {
+    out += "\nWhen more ranks pay: the smallest n at which k ranks beat one (the group's work "
+           "per second)\n";
+    for (const auto& c : ranks)
+      out += fmt::format("  {} {} {} {} on {} ranks: {}\n", c.experiment, c.variant, c.space,
+                         c.dtype, c.ranks, describe(c.pays, c.sizes));
+  }
+
+  const auto ratios = find_dtype_ratios(results);
+  if (!ratios.empty()) {
+    out += "\nfloat64 / float32 kernel time, per space\n";
+    // One line per experiment, variant, space and copy mode; its sizes in order.
+    std::vector<std::string> keys;
+    std::map<std::string, std::map<std::size_t, double>> lines;
+    for (const auto& d : ratios) {
+      const std::string key = fmt::format("  {} {} {} copies={}:", d.experiment, d.variant,
+                                          d.space, to_string(d.copies));
+      if (!lines.count(key)) keys.push_back(key);
+      lines[key][d.n] = d.ratio;
+    }
+    for (const auto& key : keys) {
+      out += key;
+      for (const auto& [n, ratio] : lines[key]) out += fmt::format("  n={} {:.2f}x", n, ratio);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace portalab

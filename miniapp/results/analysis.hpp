@@ -1,0 +1,68 @@
+// Conclusions drawn from a run's results, the labs' lessons measured: the
+// smallest size at which a GPU beats the best host space, and what 64-bit
+// types cost against 32-bit ones.
+#pragma once
+
+#include "results/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+// Device against host at one way of counting time.
+struct Pays {
+  bool measured = false;                 // the device ran at some size the host ran too
+  std::optional<std::size_t> smallest_n;  // the smallest size where the device is faster
+  bool holds_above = false;              // ... and it stays faster at every larger size
+};
+
+// For one experiment, variant, type and device (non-host) space, over the
+// sizes both it and some host space ran and passed their checks. The host's
+// time at a size is the best of its spaces (host copies are no-ops).
+struct Crossover {
+  std::string experiment, variant, dtype, device;
+  std::vector<std::size_t> sizes;
+  Pays with_copies;     // the device's best total over pageable and pinned copies
+  Pays without_copies;  // the device's best kernel time alone
+  int ranks = 1;        // host and device rows of as many ranks each
+  // The same in joules per repetition: the device's GPU energy (the whole
+  // repetition, or its kernel phase alone) against the host spaces' CPU
+  // energy, where both were measured (energy.hpp). Not measured: no energy.
+  std::vector<std::size_t> energy_sizes;
+  Pays energy_with_copies, energy_without_copies;
+};
+
+// k ranks against one, for one experiment, variant, space and type: where
+// the group's rate (speedup_over_1_rank) passes 1.
+struct RankCrossover {
+  std::string experiment, variant, space, dtype;
+  int ranks = 2;
+  std::vector<std::size_t> sizes;
+  Pays pays;
+};
+
+// float64 kernel time / float32 kernel time, where both passed.
+struct DtypeRatio {
+  std::string experiment, variant, space;
+  CopyMode copies = CopyMode::none;
+  std::size_t n = 0;
+  double ratio = 0.0;
+};
+
+std::vector<Crossover> find_crossovers(const std::vector<Result>& results);
+std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results);
+std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results);
+nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found);
+
+nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found);
+nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found);
+
+// The console summary printed after a run: both of the above.
+std::string format_analysis(const std::vector<Result>& results);
+
+}  // namespace portalab

@@ -1,0 +1,148 @@
+// One measured entry of a run, its statistics, and the files and tables made
+// from a list of them.
+#pragma once
+
+#include "deck/catalog.hpp"
+#include "experiment/check.hpp"
+#include "deck/copy_mode.hpp"
+#include "platform/energy.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+// Milliseconds over the timed repetitions.
+struct PhaseStats {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  double stddev = 0.0;  // sample standard deviation
+};
+PhaseStats summarize(std::vector<double> samples_ms);
+
+// not_applicable: the space cannot run the variant at all (an OpenMP with 2
+// threads cannot be split into 8 instances), said instead of failing.
+enum class Status { pass, fail, skipped, error, not_applicable };
+std::string_view to_string(Status s);
+
+// The limit a row's rate is held to: which one (its bound), its value (GB/s
+// or GFLOP/s) and, for transfers, the copy mode it was measured with.
+struct Limit {
+  Bound bound = Bound::memory;
+  double value = 0.0;  // 0: not calibrated
+  CopyMode copies = CopyMode::pageable;
+
+  bool known() const { return value > 0; }
+  // "memory 4105 GB/s", "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"
+  std::string text() const;
+  std::string_view kind() const;  // the first word of text()
+  std::string_view unit() const;  // "GB/s" or "GFLOP/s"
+  // As the files hold it: {name, value, unit} (and copies, for a transfer);
+  // null when not calibrated.
+  nlohmann::json to_json() const;
+};
+
+// "chunks=16 degree=2000": an experiment's parameters as rows print them.
+std::string to_string(const Parameters& p);
+
+struct Result {
+  std::string experiment, variant, space, dtype;
+  std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
+  // The space's concurrency (Serial 1, OpenMP or Threads its threads, a
+  // device's resident threads), and the threads the host BLAS/LAPACK ran
+  // with: 0 no host library call, -1 a count the library does not tell
+  // (null in the files).
+  int threads = 0;
+  int library_threads = 0;
+  std::size_t n = 0;
+  Parameters parameters;  // the experiment's own settings
+  CopyMode copies = CopyMode::pageable;
+  int reps = 0, warmups = 0;
+  Status status = Status::error;
+  PhaseStats h2d, kernel, d2h, total;  // total: of h2d + kernel + d2h per repetition
+  double cold_ms = 0.0;            // the entry's first call, before any warm-up
+  bool first_in_process = false;   // ... and the first of this kernel in the process
+  bool copies_alias = false;       // host space: the mirror is the data, copies are 0
+  double bytes = 0.0, flops = 0.0;  // declared per repetition
+  double gbps = 0.0, gflops = 0.0;  // from the kernel phase's median
+  double h2d_gbps = 0.0, d2h_gbps = 0.0;  // bytes of the inputs / outputs per copy
+  double launches = 0.0;       // declared per repetition, where launches are measured
+  double us_per_launch = 0.0;  // kernel phase's median / launches
+  // Against the machine's limits, when calibrated: the kernel's rate as a
+  // fraction of the limit that bounds it, and each copy's against the best
+  // transfer of its kind (0 when not known).
+  Limit limit;
+  double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
+  double speedup = 0.0;             // baseline space's total / this total; 0: none
+  std::string baseline;             // the space speedup is relative to
+  // How the kernel phase was timed: one fence on the case's instance, or
+  // the experiment's own fences on each instance it ran on.
+  std::string timed_by = "instance fence";
+  // Figures the experiment measured beside the phases (median over the
+  // repetitions), and those relating it to the case's other variants.
+  std::vector<std::pair<std::string, double>> metrics;
+  Check check;
+  std::string note;
+  std::string shown;  // the outputs as the lab prints them (console only)
+  // Ranks that ran the entry together (Entry::ranks). With more than one, the
+  // phases are the slowest rank's at each repetition, the work is all
+  // ranks' together, and these say how the ranks differed: the least and
+  // largest of the ranks' own kernel medians, the imbalance (largest over
+  // their mean, less 1) and each rank's figures.
+  int ranks = 1;
+  double rank_kernel_min_ms = 0.0, rank_kernel_max_ms = 0.0, imbalance = 0.0;
+  nlohmann::json per_rank;  // [{rank, host, device, kernel_ms, total_ms, cold_ms, check, energy}]
+  // The energy, clocks and power of the timed repetitions (energy.hpp);
+  // empty when not measured (--energy off, or the entry did not run).
+  std::optional<EntryEnergy> energy;
+
+  double metric(std::string_view name, double absent = 0.0) const;
+  void set_metric(const std::string& name, double value);
+};
+
+// A row's `threads`: the space's concurrency, followed by the host library's
+// count where it differs ("2 (library 1)") or cannot be known
+// ("1 (library: unknown)"); library_threads as in Result.
+std::string threads_text(int space_threads, int library_threads);
+
+// The row of `variant` among rows, if its check passed; else nullptr.
+const Result* passing_row(std::span<const Result> rows, std::string_view variant);
+
+// Fills speedup and baseline: the first host space that ran the same
+// experiment, variant, type, size and copy mode on as many ranks is the
+// baseline (ranks against one rank: parallel_efficiency).
+void assign_speedups(std::vector<Result>& results);
+
+// The same, one row at a time, as a run produces them: each row costs the
+// rows of its own group (experiment, variant, type, size), not all rows.
+class Speedups {
+ public:
+  // Row i of rows is new: fills its speedup and those of its group that a
+  // new baseline changes; returns the smallest index whose figures changed.
+  std::size_t add(std::span<Result> rows, std::size_t i);
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string, std::size_t, int>,
+           std::vector<std::size_t>>
+      m_groups;
+};
+
+// Rows as files and tables print them, all from one table of fields
+// (result.cpp): JSON, CSV and the console table cannot disagree.
+nlohmann::json to_json(const Result& r);
+std::vector<std::string> csv_header();
+std::vector<std::string> csv_row(const Result& r);
+std::string csv_line(const Result& r);  // csv_row joined, with its newline
+
+// A console table of the results of one experiment, as the labs print them.
+std::string format_table(std::span<const Result> results, const std::string& experiment);
+
+}  // namespace portalab

@@ -1,0 +1,87 @@
+// The result files of a run, in one folder, written so that neither a kill
+// nor a full disk loses what was measured, at a cost linear in the entries:
+//
+//   results.jsonl  a journal: one line appended per update (the rows new or
+//                  changed), flushed to the kernel before update() returns,
+//                  so a killed job's journal holds every completed entry;
+//   results.csv,   the complete files, rewritten whole through a temporary
+//   results.json   and a rename (a reader never sees half of one), but only
+//                  while that costs little: at most a tenth of the run's time
+//                  so far, and whenever the rows have doubled since the last
+//                  rewrite. finish() writes them a last time, then removes
+//                  the journal: a journal left beside them means the run did
+//                  not finish, and the journal is the more recent of the two
+//                  (scripts/portalab_results.py reads it so).
+#pragma once
+
+#include "results/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+// An output that cannot be written: the message names the path and gives
+// the system's reason (strerror).
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Writes content to path through a temporary file of a unique name (pid and
+// a counter, created O_EXCL) in the same folder, then renames it over path.
+// On failure the temporary is removed and OutputError says why.
+void write_file_atomically(const std::string& path, std::string_view content);
+
+// Creates dir if needed and proves it writable now: a probe file created,
+// written, removed. Throws OutputError otherwise.
+void check_output_dir(const std::string& dir);
+// The same for the folder a file is to be written into (calibrate --out).
+void check_output_file(const std::string& path);
+
+class ResultFiles {
+ public:
+  // Checks the folder (check_output_dir), takes the journal, refusing a
+  // folder another running portalab writes into, and starts the journal.
+  ResultFiles(std::string dir, nlohmann::json provenance);
+  ~ResultFiles();
+  ResultFiles(const ResultFiles&) = delete;
+  ResultFiles& operator=(const ResultFiles&) = delete;
+
+  // After each entry: rows[first_changed, end) are new or changed since the
+  // last call. Amortised linear total cost. Throws OutputError; the files
+  // then hold every update before the failing one.
+  void update(std::span<const Result> rows, std::size_t first_changed,
+              const nlohmann::json& summary);
+  // At the end (or on a signal): both files complete, the journal removed.
+  void finish(std::span<const Result> rows, const nlohmann::json& summary);
+
+  const std::string& dir() const { return m_dir; }
+  // Full rewrites of results.csv and results.json so far (for tests).
+  std::size_t rewrites() const { return m_rewrites; }
+
+ private:
+  // Caches rows[first_changed, end) as text; returns their journal line.
+  std::string cache_rows(std::span<const Result> rows, std::size_t first_changed);
+  void append_journal(std::string_view line);
+  void write_full(const nlohmann::json& summary);
+
+  std::string m_dir;
+  std::string m_journal_path;
+  int m_journal_fd = -1;
+  std::string m_provenance_text;            // dumped once
+  std::vector<std::string> m_json_rows;     // each row as results.json shows it
+  std::vector<std::string> m_csv_rows;      // each row as a CSV line
+  std::size_t m_rows_at_last_rewrite = 0;
+  std::size_t m_rewrites = 0;
+  std::chrono::steady_clock::time_point m_start;
+  double m_rewrite_seconds = 0.0;  // spent rewriting the full files so far
+};
+
+}  // namespace portalab
