@@ -65,14 +65,14 @@ fs::path fake_powercap(const std::string& name) {
   return root;
 }
 
-// Three repetitions with copies, read as the runner reads them.
-EntryEnergy three_reps(EnergyMeters& meters, bool gpu) {
+// Three repetitions, with copies or without, read as the runner reads them.
+EntryEnergy three_reps(EnergyMeters& meters, bool gpu, bool copies = true) {
   EnergyLog log(meters, gpu);
   for (int i = 0; i < 3; ++i) {
     log.rep_start();
-    log.kernel_start();
+    if (copies) log.kernel_start();
     log.kernel_end();
-    log.rep_end();
+    log.rep_end(copies);
   }
   return log.finish();
 }
@@ -117,8 +117,9 @@ TEST(Energy, TheGpuIsFoundByUuidElseByPciBusId) {
 // repetition are all repetitions' joules over their number, never 0.
 TEST(Energy, ACoarseCounterGivesTheMeanOfAllRepetitions) {
   auto lib = fake_nvml();
-  // Four reads a repetition, twelve in all: two of them move the counter,
-  // one at least inside a repetition.
+  // Ten reads (four in the first repetition, three in each other): the
+  // sixth, the second kernel's end, moves the counter; the other two
+  // repetitions read 0 J.
   ScopedEnv every("FAKE_NVML_EVERY", "6");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
@@ -137,11 +138,11 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
   const EntryEnergy e = three_reps(meters, true);
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
-  // Four reads a repetition, twelve in all: the window from the first to
-  // the last spans eleven steps (the reads between repetitions included),
-  // each kernel one.
-  EXPECT_DOUBLE_EQ(e.gpu.joules, 11.0);
-  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 11.0 / 3);
+  // Ten reads: a repetition's start is the last one's end, so the first
+  // repetition reads four times and each other three; the window from the
+  // first read to the last spans nine steps, each kernel one.
+  EXPECT_DOUBLE_EQ(e.gpu.joules, 9.0);
+  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 3.0);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, 1.0);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules, 3.0);
   EXPECT_EQ(e.gpu.reps, 3);
@@ -158,6 +159,21 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   EntryEnergy d = e;
   d.derive(2e9, 0);
   EXPECT_DOUBLE_EQ(d.gflop_per_j, 2.0);
+}
+
+// Without copies the kernel is the repetition: one read each (and one
+// before the first), the kernel's joules the repetition's.
+TEST(Energy, WithoutCopiesARepetitionReadsTheCounterOnce) {
+  auto lib = fake_nvml();
+  ScopedEnv step("FAKE_NVML_STEP_MJ", "1000");  // each read: +1 J
+  EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
+  ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
+  const EntryEnergy e = three_reps(meters, true, /*copies=*/false);
+  ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
+  EXPECT_DOUBLE_EQ(e.gpu.joules, 3.0);
+  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 1.0);
+  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules, 3.0);
+  EXPECT_EQ(e.gpu.reps_counted, 3);
 }
 
 TEST(Energy, ADeviceWithoutAnEnergyCounterKeepsItsClocks) {
@@ -224,7 +240,7 @@ TEST(Energy, AClockEventReasonThatHoldsClocksDownFlagsTheRow) {
                        "hw_thermal_slowdown)"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("3.667 J/rep (GPU)"), std::string::npos) << table;
+  EXPECT_NE(table.find("3 J/rep (GPU)"), std::string::npos) << table;
 }
 
 TEST(Energy, RaplSumsThePackagesAndTheirDram) {

@@ -60,7 +60,7 @@ Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& ran
     ScopedRange r(range + "/d2h");
     t.d2h = fenced_ms(a, [&] { a.d2h(); });
   }
-  if (energy) energy->rep_end();
+  if (energy) energy->rep_end(copies);
   return t;
 }
 

@@ -519,9 +519,13 @@ EnergyLog::Reading EnergyLog::read() {
 
 void EnergyLog::rep_start() {
   const bool first = m_seconds.empty();
-  if (first) m_start_unix_s = unix_now_s();
-  m_rep_start = m_kernel_start = read();
-  if (first) m_first = m_rep_start;
+  if (first) {
+    m_start_unix_s = unix_now_s();
+    m_first = read();
+  }
+  // Not read again: what ran since the last repetition's end (the gate
+  // between repetitions) is in the window's joules either way.
+  m_rep_start = m_kernel_start = first ? m_first : m_last;
   m_rep_started = std::chrono::steady_clock::now();
 }
 
@@ -531,11 +535,11 @@ void EnergyLog::kernel_end() {
   const Reading now = read();
   if (now.gpu && m_kernel_start.gpu) m_gpu_kernel.push_back(*now.gpu - *m_kernel_start.gpu);
   if (now.cpu && m_kernel_start.cpu) m_cpu_kernel.push_back(*now.cpu - *m_kernel_start.cpu);
-  m_kernel_start = now;  // rep_end() after no copy out reads nothing new
+  m_kernel_end = now;
 }
 
-void EnergyLog::rep_end() {
-  const Reading now = read();
+void EnergyLog::rep_end(bool copied_out) {
+  const Reading now = copied_out ? read() : m_kernel_end;
   m_seconds.push_back(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - m_rep_started).count());
   m_end_unix_s = unix_now_s();

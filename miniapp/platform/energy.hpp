@@ -150,10 +150,13 @@ class EnergyLog {
  public:
   // gpu: read the GPU too (a device row).
   EnergyLog(EnergyMeters& meters, bool gpu);
+  // The counters are read as few times as the phases need (four reads a
+  // repetition added 11-15 ms to each on an H100 node, outside the timing): a repetition's start
+  // is the last one's end, and without a copy out its end is the kernel's.
   void rep_start();     // before the repetition's first phase
   void kernel_start();  // after the copy in (where there is one)
   void kernel_end();
-  void rep_end();  // after the copy out: the GPU's state is sampled here
+  void rep_end(bool copied_out);  // the GPU's state is sampled here
   EntryEnergy finish() const;
 
  private:
@@ -164,7 +167,7 @@ class EnergyLog {
   EnergyMeters& m_meters;
   bool m_device_row;  // the row's GPU is to be read
   bool m_gpu;         // ... and can be
-  Reading m_rep_start, m_kernel_start, m_first, m_last;  // m_first: the first repetition's start
+  Reading m_rep_start, m_kernel_start, m_kernel_end, m_first, m_last;  // m_first: the first repetition's start
   std::chrono::steady_clock::time_point m_rep_started, m_state_read;
   std::vector<double> m_gpu_rep, m_gpu_kernel, m_cpu_rep, m_cpu_kernel, m_seconds;
   bool m_gpu_lost = false, m_cpu_lost = false;
