@@ -10,12 +10,15 @@
 #include "results/result.hpp"
 #include "run/runner.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace portalab {
 namespace {
@@ -65,17 +68,27 @@ fs::path fake_powercap(const std::string& name) {
   return root;
 }
 
-// Three repetitions, with copies or without, read as the runner reads them.
-EntryEnergy three_reps(EnergyMeters& meters, bool gpu, bool copies = true) {
+// Three repetitions, with copies or without, read as the runner reads them;
+// each phase lasts phase_ms at least.
+EntryEnergy three_reps(EnergyMeters& meters, bool gpu, bool copies = true, int phase_ms = 0) {
   EnergyLog log(meters, gpu);
+  auto phase = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(phase_ms)); };
   for (int i = 0; i < 3; ++i) {
     log.rep_start();
-    if (copies) log.kernel_start();
+    if (copies) {
+      phase();
+      log.kernel_start();
+    }
+    phase();
     log.kernel_end();
+    if (copies) phase();
     log.rep_end(copies);
   }
   return log.finish();
 }
+
+// A board drawing a constant power: its counter moves in step with time.
+ScopedEnv watts(const char* w) { return ScopedEnv("FAKE_NVML_WATTS", w); }
 
 TEST(Energy, WithoutTheLibraryTheGpuIsNotMeasuredAndSaysWhy) {
   ScopedEnv lib("PORTALAB_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
@@ -113,38 +126,40 @@ TEST(Energy, TheGpuIsFoundByUuidElseByPciBusId) {
 }
 
 // A counter that moves less often than a repetition lasts (an H100's, under
-// 30 ms gemm repetitions): most repetitions read 0 J, and the joules per
+// 30 ms gemm repetitions): many repetitions read 0 J, and the joules per
 // repetition are all repetitions' joules over their number, never 0.
 TEST(Energy, ACoarseCounterGivesTheMeanOfAllRepetitions) {
   auto lib = fake_nvml();
-  // Ten reads (four in the first repetition, three in each other): the
-  // sixth, the second kernel's end, moves the counter; the other two
-  // repetitions read 0 J.
-  ScopedEnv every("FAKE_NVML_EVERY", "6");
+  auto power = watts("100");
+  ScopedEnv update("FAKE_NVML_UPDATE_MS", "50");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  const EntryEnergy e = three_reps(meters, true);
+  // Three 30 ms repetitions: a 90 ms window holds one move of the counter
+  // at least.
+  const EntryEnergy e = three_reps(meters, true, true, 10);
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
-  EXPECT_LT(e.gpu.reps_counted, e.gpu.reps);
-  EXPECT_GT(e.gpu.joules, 0.0);
+  EXPECT_LE(e.gpu.reps_counted, e.gpu.reps);
+  EXPECT_GE(e.gpu.joules, 5.0);  // 100 W x 50 ms
   EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, e.gpu.joules / 3);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, e.gpu.kernel_joules / 3);
 }
 
+// The sampler's reads interpolated at the phases' edges: on a board drawing
+// 200 W, joules are 200 W times the window, each kernel's a part of them.
 TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   auto lib = fake_nvml();
-  ScopedEnv step("FAKE_NVML_STEP_MJ", "1000");  // each read: +1 J
+  auto power = watts("200");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  const EntryEnergy e = three_reps(meters, true);
+  const EntryEnergy e = three_reps(meters, true, true, 10);  // 9 phases of 10 ms or more
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
-  // Ten reads: a repetition's start is the last one's end, so the first
-  // repetition reads four times and each other three; the window from the
-  // first read to the last spans nine steps, each kernel one.
-  EXPECT_DOUBLE_EQ(e.gpu.joules, 9.0);
-  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 3.0);
-  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, 1.0);
-  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules, 3.0);
+  EXPECT_GE(e.gpu.seconds, 0.090);
+  EXPECT_NEAR(e.gpu.joules, 200 * e.gpu.seconds, 0.05 * 200 * e.gpu.seconds);
+  EXPECT_NEAR(e.gpu.mean_power_w, 200.0, 10.0);
+  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, e.gpu.joules / 3);
+  EXPECT_GE(e.gpu.kernel_joules, 200 * 0.030 - 0.01);  // three kernels of 10 ms at least
+  EXPECT_LT(e.gpu.kernel_joules, e.gpu.joules);
+  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, e.gpu.kernel_joules / 3);
   EXPECT_EQ(e.gpu.reps, 3);
   EXPECT_EQ(e.gpu.reps_counted, 3);
   EXPECT_EQ(e.sm_mhz, 1980.0);
@@ -155,25 +170,46 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   EXPECT_TRUE(e.reasons.empty());
   EXPECT_GE(e.end_unix_s, e.start_unix_s);
   EXPECT_GT(e.start_unix_s, 1.7e9);  // wall-clock seconds, for nvidia-smi's samples
-  // GFLOP/J from the kernel phase's joules: 2e9 FLOPs per 1 J.
+  // GFLOP/J from the kernel phase's joules: 2e9 FLOPs a repetition.
   EntryEnergy d = e;
   d.derive(2e9, 0);
-  EXPECT_DOUBLE_EQ(d.gflop_per_j, 2.0);
+  EXPECT_DOUBLE_EQ(d.gflop_per_j, 2.0 / e.gpu.kernel_joules_per_rep);
 }
 
-// Without copies the kernel is the repetition: one read each (and one
-// before the first), the kernel's joules the repetition's.
-TEST(Energy, WithoutCopiesARepetitionReadsTheCounterOnce) {
+// Without copies the kernel is the repetition: its joules are the
+// repetitions' (the gaps between them apart).
+TEST(Energy, WithoutCopiesTheKernelsJoulesAreTheRepetitions) {
   auto lib = fake_nvml();
-  ScopedEnv step("FAKE_NVML_STEP_MJ", "1000");  // each read: +1 J
+  auto power = watts("200");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  const EntryEnergy e = three_reps(meters, true, /*copies=*/false);
+  const EntryEnergy e = three_reps(meters, true, /*copies=*/false, 20);
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
-  EXPECT_DOUBLE_EQ(e.gpu.joules, 3.0);
-  EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, 1.0);
-  EXPECT_DOUBLE_EQ(e.gpu.kernel_joules, 3.0);
+  EXPECT_GE(e.gpu.joules, 200 * 0.060 - 0.01);
+  EXPECT_NEAR(e.gpu.kernel_joules, e.gpu.joules, 0.05 * e.gpu.joules);
+  EXPECT_LE(e.gpu.kernel_joules, e.gpu.joules + 1e-9);
   EXPECT_EQ(e.gpu.reps_counted, 3);
+}
+
+// A counter that stops answering while the repetitions run: no figure, and why.
+TEST(Energy, ACounterLostDuringTheRepetitionsGivesNoFigure) {
+  auto lib = fake_nvml();
+  const fs::path lost = fs::temp_directory_path() / "portalab_fake_nvml_lost";
+  fs::remove(lost);
+  ScopedEnv lost_file("FAKE_NVML_LOST_FILE", lost.string());
+  EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
+  ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
+  EnergyLog log(meters, true);
+  log.rep_start();
+  std::ofstream(lost) << "lost\n";
+  std::this_thread::sleep_for(3 * EnergyLog::energy_every);
+  log.kernel_end();
+  log.rep_end(false);
+  const EntryEnergy e = log.finish();
+  fs::remove(lost);
+  EXPECT_FALSE(e.gpu.measured());
+  EXPECT_NE(e.gpu.not_available.find("Not Supported"), std::string::npos) << e.gpu.not_available;
+  EXPECT_EQ(e.gpu.joules, 0.0);
 }
 
 TEST(Energy, ADeviceWithoutAnEnergyCounterKeepsItsClocks) {
@@ -223,6 +259,7 @@ TEST(Energy, AClockEventReasonThatHoldsClocksDownFlagsTheRow) {
   r.n = 8192;
   r.reps = 3;
   r.status = Status::pass;
+  auto power = watts("200");
   r.energy = three_reps(meters, true);
   EXPECT_EQ(r.energy->reasons, (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"}));
   EXPECT_TRUE(r.energy->throttled);
@@ -240,7 +277,9 @@ TEST(Energy, AClockEventReasonThatHoldsClocksDownFlagsTheRow) {
                        "hw_thermal_slowdown)"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("3 J/rep (GPU)"), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format("{:.4g} J/rep (GPU)", r.energy->gpu.joules_per_rep)),
+            std::string::npos)
+      << table;
 }
 
 TEST(Energy, RaplSumsThePackagesAndTheirDram) {

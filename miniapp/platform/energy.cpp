@@ -13,8 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace portalab {
 namespace {
@@ -501,15 +504,20 @@ EntryEnergy sum_over_ranks(const std::vector<EntryEnergy>& ranks,
 
 // ---- Reading around the repetitions --------------------------------------------
 
+struct EnergyLog::Sampler {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  std::thread thread;
+};
+
 EnergyLog::EnergyLog(EnergyMeters& meters, bool gpu)
     : m_meters(meters), m_device_row(gpu), m_gpu(gpu && meters.gpu) {}
 
+EnergyLog::~EnergyLog() { stop_sampler(); }
+
 EnergyLog::Reading EnergyLog::read() {
   Reading r;
-  if (m_gpu && !m_gpu_lost) {
-    r.gpu = m_meters.gpu->energy_j();
-    m_gpu_lost = !r.gpu;
-  }
   if (m_meters.cpu && !m_cpu_lost) {
     r.cpu = m_meters.cpu->energy_j();
     m_cpu_lost = !r.cpu;
@@ -517,46 +525,106 @@ EnergyLog::Reading EnergyLog::read() {
   return r;
 }
 
+// A read before the thread starts and one after it stops bracket every
+// repetition; in between, the counter every energy_every, the state every
+// state_every (and once before the first repetition).
+void EnergyLog::start_sampler() {
+  GpuMeter& gpu = *m_meters.gpu;
+  const auto first = gpu.energy_j();
+  if (!first) {
+    m_gpu_lost = true;
+    return;
+  }
+  m_gpu_samples.push_back({Clock::now(), *first});
+  m_states.push_back(gpu.state());
+  m_sampler = std::make_unique<Sampler>();
+  m_sampler->thread = std::thread([this, &gpu, s = m_sampler.get()] {
+    auto state_read = Clock::now();
+    std::unique_lock lock(s->mutex);
+    while (!s->wake.wait_for(lock, energy_every, [s] { return s->stop; })) {
+      lock.unlock();
+      const auto joules = gpu.energy_j();
+      const auto t = Clock::now();
+      std::optional<GpuState> state;
+      if (t - state_read >= state_every) {
+        state = gpu.state();
+        state_read = t;
+      }
+      lock.lock();
+      if (!joules) {
+        m_gpu_lost = true;
+        return;
+      }
+      m_gpu_samples.push_back({t, *joules});
+      if (state) m_states.push_back(*state);
+    }
+  });
+}
+
+void EnergyLog::stop_sampler() {
+  if (!m_sampler) return;
+  {
+    std::lock_guard lock(m_sampler->mutex);
+    m_sampler->stop = true;
+  }
+  m_sampler->wake.notify_all();
+  m_sampler->thread.join();
+  m_sampler.reset();
+  if (m_gpu_lost) return;
+  if (const auto last = m_meters.gpu->energy_j())
+    m_gpu_samples.push_back({Clock::now(), *last});
+  else
+    m_gpu_lost = true;
+}
+
+double EnergyLog::gpu_joules_at(Clock::time_point t) const {
+  const auto after = std::lower_bound(m_gpu_samples.begin(), m_gpu_samples.end(), t,
+                                      [](const GpuSample& s, Clock::time_point at) { return s.t < at; });
+  if (after == m_gpu_samples.begin()) return after->joules;
+  if (after == m_gpu_samples.end()) return m_gpu_samples.back().joules;
+  const GpuSample& before = *(after - 1);
+  const double span = std::chrono::duration<double>(after->t - before.t).count();
+  const double into = std::chrono::duration<double>(t - before.t).count();
+  return span > 0 ? before.joules + (after->joules - before.joules) * into / span : after->joules;
+}
+
 void EnergyLog::rep_start() {
   const bool first = m_seconds.empty();
   if (first) {
     m_start_unix_s = unix_now_s();
     m_first = read();
+    if (m_gpu && !m_sampler && !m_gpu_lost) start_sampler();
   }
   // Not read again: what ran since the last repetition's end (the gate
   // between repetitions) is in the window's joules either way.
   m_rep_start = m_kernel_start = first ? m_first : m_last;
-  m_rep_started = std::chrono::steady_clock::now();
+  m_rep_started = m_kernel_started = Clock::now();
 }
 
-void EnergyLog::kernel_start() { m_kernel_start = read(); }
+void EnergyLog::kernel_start() {
+  m_kernel_start = read();
+  m_kernel_started = Clock::now();
+}
 
 void EnergyLog::kernel_end() {
   const Reading now = read();
-  if (now.gpu && m_kernel_start.gpu) m_gpu_kernel.push_back(*now.gpu - *m_kernel_start.gpu);
+  m_kernel_spans.push_back({m_kernel_started, Clock::now()});
   if (now.cpu && m_kernel_start.cpu) m_cpu_kernel.push_back(*now.cpu - *m_kernel_start.cpu);
   m_kernel_end = now;
 }
 
 void EnergyLog::rep_end(bool copied_out) {
   const Reading now = copied_out ? read() : m_kernel_end;
-  m_seconds.push_back(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - m_rep_started).count());
+  const auto t = Clock::now();
+  m_rep_spans.push_back({m_rep_started, t});
+  m_seconds.push_back(std::chrono::duration<double>(t - m_rep_started).count());
   m_end_unix_s = unix_now_s();
-  if (now.gpu && m_rep_start.gpu) m_gpu_rep.push_back(*now.gpu - *m_rep_start.gpu);
   if (now.cpu && m_rep_start.cpu) m_cpu_rep.push_back(*now.cpu - *m_rep_start.cpu);
   m_last = now;
-  // Clocks, power, temperature and clock events: five NVML calls, about 1 ms
-  // each on an H100 node; read every 50 ms, not after every 1 ms repetition
-  // (12 ms a repetition was added to a run's wall time when they were).
-  const auto t = std::chrono::steady_clock::now();
-  if (m_gpu && (m_states.empty() || t - m_state_read >= std::chrono::milliseconds(50))) {
-    m_states.push_back(m_meters.gpu->state());
-    m_state_read = t;
-  }
 }
 
-EntryEnergy EnergyLog::finish() const {
+EntryEnergy EnergyLog::finish() {
+  stop_sampler();
   EntryEnergy e;
   e.gpu_read = m_device_row;
   e.start_unix_s = m_start_unix_s;
@@ -575,8 +643,8 @@ EntryEnergy EnergyLog::finish() const {
                                            : lost_why};
     // The counter's whole move over the window, not the sum of each
     // repetition's: NVML's counter moves every few tens of ms, and a move
-    // that fell between two repetitions (the reads in between take about a
-    // millisecond) was lost to the sum (on an H100, 16% of a gemm's joules).
+    // that fell between two repetitions was lost to the sum when each was
+    // read in line (on an H100, 16% of a gemm's joules).
     s.joules = *last - *first;
     for (double j : kernel) s.kernel_joules += j;
     // All repetitions together, not the median one: NVML's counter moves
@@ -595,8 +663,16 @@ EntryEnergy EnergyLog::finish() const {
                  "the RAPL counters stopped being readable");
   if (m_device_row && !m_gpu) e.gpu = SourceEnergy{m_meters.gpu_why_not};
   if (m_gpu) {
-    e.gpu = source(m_gpu_rep, m_gpu_kernel, m_gpu_lost, m_first.gpu, m_last.gpu, "",
-                   m_meters.gpu->energy_why_not());
+    std::vector<double> rep, kernel;
+    std::optional<double> first, last;
+    if (!m_gpu_lost && !m_gpu_samples.empty() && !m_rep_spans.empty()) {
+      auto joules = [&](const Span& s) { return gpu_joules_at(s.end) - gpu_joules_at(s.start); };
+      for (const Span& s : m_rep_spans) rep.push_back(joules(s));
+      for (const Span& s : m_kernel_spans) kernel.push_back(joules(s));
+      first = gpu_joules_at(m_rep_spans.front().start);
+      last = gpu_joules_at(m_rep_spans.back().end);
+    }
+    e.gpu = source(rep, kernel, m_gpu_lost, first, last, "", m_meters.gpu->energy_why_not());
     std::vector<double> sm, mem, power;
     std::uint64_t bits = 0;
     for (const GpuState& s : m_states) {

@@ -6,12 +6,22 @@
 //   FAKE_NVML_PCI      its PCI bus id (default 00000000:3B:00.0)
 //   FAKE_NVML_ENERGY   "unsupported": no energy counter (NVML_ERROR_NOT_SUPPORTED)
 //   FAKE_NVML_STEP_MJ  millijoules the counter advances at each read (default 1000)
-//   FAKE_NVML_EVERY    it advances only at every Nth read, by N steps (default 1):
-//                      a counter updated less often than a repetition lasts
+//   FAKE_NVML_EVERY    it advances only at every Nth read, by N steps (default 1)
+//   FAKE_NVML_WATTS    instead, a board drawing this power: the counter is the
+//                      energy since the first read (portalab reads it on a
+//                      thread of its own, so a count of reads means nothing)
+//   FAKE_NVML_UPDATE_MS  with FAKE_NVML_WATTS, the counter moves only at
+//                      multiples of this (as an H100's, every few tens of ms)
+//   FAKE_NVML_LOST_FILE  the counter is not supported from the moment this
+//                      file exists (a test makes it while portalab's sampler
+//                      reads, without changing the environment under it)
 //   FAKE_NVML_REASONS  the clock-event reason bits (default 0)
 //   FAKE_NVML_INIT     "fail": nvmlInit_v2 says the driver is not loaded
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -61,6 +71,16 @@ int nvmlDeviceGetName(nvmlDevice_t, char* name, unsigned length) {
 int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* mj) {
   static unsigned long long counter = 5000000;
   if (env("FAKE_NVML_ENERGY", "") == "unsupported") return not_supported;
+  if (const std::string lost = env("FAKE_NVML_LOST_FILE", ""); !lost.empty() && std::ifstream(lost))
+    return not_supported;
+  if (const std::string watts = env("FAKE_NVML_WATTS", ""); !watts.empty()) {
+    static const auto since = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+    if (const double update = std::stod(env("FAKE_NVML_UPDATE_MS", "0")); update > 0)
+      ms = std::floor(ms / update) * update;
+    *mj = 5000000 + static_cast<unsigned long long>(std::stod(watts) * ms);  // W x ms = mJ
+    return success;
+  }
   static unsigned long long reads = 0;
   const unsigned long long every = std::stoull(env("FAKE_NVML_EVERY", "1"));
   if (++reads % every == 0) counter += every * std::stoull(env("FAKE_NVML_STEP_MJ", "1000"));
