@@ -527,23 +527,23 @@ EnergyLog::Reading EnergyLog::read() {
 
 // A read before the thread starts and one after it stops bracket every
 // repetition; in between, the counter every energy_every, the state every
-// state_every (and once before the first repetition).
+// state_every (and once before the first repetition). A device without an
+// energy counter, or one that stops answering, keeps its clocks.
 void EnergyLog::start_sampler() {
   GpuMeter& gpu = *m_meters.gpu;
-  const auto first = gpu.energy_j();
-  if (!first) {
-    m_gpu_lost = true;
-    return;
-  }
-  m_gpu_samples.push_back({Clock::now(), *first});
   m_states.push_back(gpu.state());
+  if (const auto first = gpu.energy_j())
+    m_gpu_samples.push_back({Clock::now(), *first});
+  else
+    m_gpu_lost = true;
   m_sampler = std::make_unique<Sampler>();
   m_sampler->thread = std::thread([this, &gpu, s = m_sampler.get()] {
     auto state_read = Clock::now();
     std::unique_lock lock(s->mutex);
     while (!s->wake.wait_for(lock, energy_every, [s] { return s->stop; })) {
+      const bool lost = m_gpu_lost;
       lock.unlock();
-      const auto joules = gpu.energy_j();
+      const auto joules = lost ? std::nullopt : gpu.energy_j();
       const auto t = Clock::now();
       std::optional<GpuState> state;
       if (t - state_read >= state_every) {
@@ -551,11 +551,10 @@ void EnergyLog::start_sampler() {
         state_read = t;
       }
       lock.lock();
-      if (!joules) {
+      if (joules)
+        m_gpu_samples.push_back({t, *joules});
+      else
         m_gpu_lost = true;
-        return;
-      }
-      m_gpu_samples.push_back({t, *joules});
       if (state) m_states.push_back(*state);
     }
   });
@@ -593,7 +592,7 @@ void EnergyLog::rep_start() {
   if (first) {
     m_start_unix_s = unix_now_s();
     m_first = read();
-    if (m_gpu && !m_sampler && !m_gpu_lost) start_sampler();
+    if (m_gpu && !m_sampler) start_sampler();
   }
   // Not read again: what ran since the last repetition's end (the gate
   // between repetitions) is in the window's joules either way.
