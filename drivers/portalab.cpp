@@ -17,7 +17,6 @@
 #include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/interrupt.hpp"
-#include "platform/memory.hpp"
 #include "deck/kokkos_options.hpp"
 #include "list.hpp"
 #include "platform/spaces.hpp"
@@ -435,7 +434,6 @@ int main(int argc, char** argv) {
   } finalize;
   // Only rank 0 prints results; the others' stdout would repeat them.
   if (portalab::world().rank() != 0) std::freopen("/dev/null", "w", stdout);
-  portalab::configure_host_streaming();
   // --kokkos-* options go to Kokkos::initialize, the rest to portalab.
   std::vector<std::string> command(argv, argv + argc);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};

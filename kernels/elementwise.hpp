@@ -138,7 +138,6 @@ struct BroadcastFlat {
   V vec;
   Z z;
   std::int64_t fast_extent, runs, stride, n;
-  bool streaming;  // host runs: through a buffer, then stream_store (range.hpp)
 
   KOKKOS_INLINE_FUNCTION Chunk<T> load(std::int64_t c) const {
     if constexpr (Chunked) {
@@ -166,11 +165,10 @@ struct BroadcastFlat {
         if (r >= runs) continue;
         std::int64_t k = r * run, slow, fast;
         divmod(k, fast_extent, slow, fast);
-        alignas(64) T buffer[run];
         for (std::int64_t left = run; left > 0;) {
           const std::int64_t stretch = Kokkos::min(left, fast_extent - fast);
           const T* in = m.data() + k;
-          T* out = streaming ? buffer + (run - left) : z.data() + k;
+          T* out = z.data() + k;
           if constexpr (AlongFast) {
             PORTALAB_SIMD
             for (std::int64_t e = 0; e < stretch; ++e) out[e] = in[e] + vec(fast + e);
@@ -184,7 +182,6 @@ struct BroadcastFlat {
           fast = 0;
           ++slow;
         }
-        KOKKOS_IF_ON_HOST((if (streaming) stream_store(z.data() + r * run, buffer, run);))
       }
     } else {
       chunks_of(i);
@@ -272,17 +269,14 @@ void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec
       const std::int64_t items = std::max(stride, n - runs * run);
       const std::int64_t fast_extent = left ? rows : cols;
       const Range<Exec> policy(exec, 0, items);
-      const bool streaming = is_host_exec_v<Exec> &&
-                             host_streams(2 * n * std::int64_t(sizeof(T))) &&
-                             apart(z.data(), n, m.data());
       if (chunkable(m, z))
         Kokkos::parallel_for(label, policy,
                              BroadcastFlat<M, V, Z, U, G, along_fast, true>{
-                                 m, vec, z, fast_extent, runs, stride, n, streaming});
+                                 m, vec, z, fast_extent, runs, stride, n});
       else
         Kokkos::parallel_for(label, policy,
                              BroadcastFlat<M, V, Z, U, G, along_fast, false>{
-                                 m, vec, z, fast_extent, runs, stride, n, streaming});
+                                 m, vec, z, fast_extent, runs, stride, n});
       return;
     }
   }

@@ -72,6 +72,25 @@ struct Sizes {
   int reps;
 };
 
+// The largest CPU cache, from sysfs, else from the C library (cpuid): a
+// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
+// not the memory. Some virtual machines show no cache in sysfs.
+std::size_t last_level_cache_bytes() {
+  std::size_t largest = 0;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
+    std::size_t value = 0;
+    char unit = 0;
+    if (!(in >> value)) continue;
+    in >> unit;
+    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    largest = std::max(largest, value * scale);
+  }
+  return largest;
+}
+
 // Large enough to leave the caches and reach the plateau (host arrays at
 // least 4x the last-level cache and, in a full calibration, STREAM's default
 // 2^25 doubles, as BabelStream runs; a GPU's L2 is tens of MB), small enough that calibration

@@ -1,7 +1,6 @@
 #include "platform/memory.hpp"
 
 #include "platform/spaces.hpp"
-#include "kernels/range.hpp"
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -135,34 +134,6 @@ std::string transparent_huge_pages_mode() {
     if (word.size() > 2 && word.front() == '[' && word.back() == ']')
       return word.substr(1, word.size() - 2);
   return {};
-}
-
-std::size_t last_level_cache_bytes() {
-  std::size_t largest = 0;
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
-    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::size_t value = 0;
-    char unit = 0;
-    if (!(in >> value)) continue;
-    in >> unit;
-    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-    largest = std::max(largest, value * scale);
-  }
-  return largest;
-}
-
-std::int64_t configure_host_streaming() {
-  const char* v = std::getenv("PORTALAB_STREAMING_STORES");
-  const bool off = v && std::string_view(v) == "0";
-  const std::size_t cache = last_level_cache_bytes();
-  // No cache known: the kernels' own default stands.
-  if (off)
-    kernels::host_streaming_bytes() = -1;
-  else if (cache > 0)
-    kernels::host_streaming_bytes() = static_cast<std::int64_t>(cache);
-  return kernels::host_streaming_bytes();
 }
 
 }  // namespace portalab

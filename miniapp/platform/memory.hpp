@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -36,16 +35,5 @@ void advise_huge_pages(void* data, std::size_t bytes);
 // /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
 // "never"); empty where the file is absent.
 std::string transparent_huge_pages_mode();
-
-// The largest CPU cache, from sysfs, else from the C library (cpuid): a
-// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
-// not the memory. Some virtual machines show no cache in sysfs. 0 unknown.
-std::size_t last_level_cache_bytes();
-
-// Host loops store past the caches (non-temporal stores, kernels/range.hpp)
-// when their arrays together outgrow the last-level cache, unless
-// PORTALAB_STREAMING_STORES=0. Sets the kernels' threshold and returns it
-// (negative: off). Called once Kokkos is initialised, before any kernel.
-std::int64_t configure_host_streaming();
 
 }  // namespace portalab

@@ -6,7 +6,6 @@
 #include "deck/deck.hpp"
 #include "platform/host_blas.hpp"
 #include "kernels/library_threads.hpp"
-#include "kernels/range.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/memory.hpp"
 #include "platform/spaces.hpp"
@@ -24,7 +23,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <limits>
 #include <thread>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -228,13 +226,6 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         // PORTALAB_HUGE_PAGES=0; the system's mode says whether they get them.
         {"huge_pages", {{"advised", huge_pages_advised()},
                         {"transparent_huge_pages", transparent_huge_pages_mode()}}},
-        // Host loops whose arrays outgrow this many bytes store past the
-        // caches (kernels/range.hpp); null where they never do.
-        {"streaming_stores_from_bytes",
-         kernels::host_streams(std::numeric_limits<std::int64_t>::max())
-             ? nlohmann::json(kernels::host_streaming_bytes())
-             : nlohmann::json(nullptr)},
-        {"last_level_cache_bytes", last_level_cache_bytes()},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",

@@ -8,7 +8,6 @@
 #include "fenced.hpp"
 #include "kernels/stream.hpp"
 #include "kernels/vector_poly.hpp"
-#include "platform/memory.hpp"
 #include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -132,7 +131,6 @@ void register_broadcast() {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
-  portalab::configure_host_streaming();  // as portalab runs the kernels
   benchmark::Initialize(&argc, argv);
   portalab::for_each_space([](auto tag) {
     using Space = typename decltype(tag)::type;
