@@ -184,6 +184,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   double watchdog_s = 0;
   checked_on_every_rank([&] {
     watchdog_s = portalab::watchdog_seconds();
+    portalab::host_stores_forced();  // a bad PORTALAB_STREAMING_STORES, before anything runs
     const std::string deck_path =
         portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
     deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
@@ -233,6 +234,19 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
     if (calibration_path) provenance["calibration"]["file"] = *calibration_path;
     if (root) std::cout << portalab::format_calibration(*limits) << std::flush;
   }
+  // Plain or streaming stores for each host space's loops beyond the cache,
+  // as calibrated (here or in the file), before any row runs.
+  provenance["host_stores"] = portalab::apply_host_stores(limits ? &*limits : nullptr);
+  if (root)
+    for (const auto& [space, stores] : provenance["host_stores"].items())
+      fmt::print(stderr, "stores: {} {} in loops, {} in copies{} ({})\n", space,
+                 stores["stores"].get<std::string>(),
+                 stores["copy_stores"] == "streaming" ? "streaming" : "memcpy",
+                 stores["from_bytes"].is_null()
+                     ? std::string()
+                     : fmt::format(", streaming beyond {:.0f} MB",
+                                   stores["from_bytes"].get<double>() / 1e6),
+                 stores["why"].get<std::string>());
 
   // Rank 0 alone prints and writes; the others measure.
   portalab::RunOptions options;
@@ -296,6 +310,7 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   const bool root = portalab::world().rank() == 0;
   checked_on_every_rank([&] {
     if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
+    portalab::host_stores_forced();
   });
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   if (root)

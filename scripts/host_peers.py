@@ -26,6 +26,7 @@ Targets (issue 26), each printed with PASS/FAIL; exit 1 if one is missed,
   triad, and no row beyond the cache above 105% of its limit.
 """
 import argparse
+import json
 import math
 import os
 import re
@@ -251,9 +252,12 @@ def affinity():
         os.sched_setaffinity(0, CPUS)
 
 
-def rerun(binary, space, group, reps, tmp):
+def rerun(binary, space, group, reps, tmp, limits=None):
     """portalab's kernel time of each variant of one case, measured now: a
-    deck of that case alone, without calibration or copies."""
+    deck of that case alone, without copies, and without calibrating: with
+    the run's own calibration (`limits`, a file) where it had one, so that
+    its host loops and copies store as the run's did (plain or streaming,
+    provenance host_stores); without one a run's stores are plain."""
     r0 = group[0]
     deck = os.path.join(tmp, "case.toml")
     with open(deck, "w") as f:
@@ -262,8 +266,10 @@ def rerun(binary, space, group, reps, tmp):
                 f'dtypes = ["{r0["dtype"]}"]\n'
                 f'variants = [{", ".join(sorted({chr(34) + r["variant"] + chr(34) for r in group}))}]\n')
     out = os.path.join(tmp, "run")
-    done = subprocess.run([binary, "run", deck, "--out", out], capture_output=True, text=True,
-                          preexec_fn=affinity)
+    env = dict(os.environ)
+    env.pop("PORTALAB_STREAMING_STORES", None)  # the calibration decides, as in the run
+    done = subprocess.run([binary, "run", deck, "--out", out] + (["--limits", limits] if limits else []),
+                          capture_output=True, text=True, preexec_fn=affinity, env=env)
     if done.returncode != 0:
         pr.fail(f"{binary} run {deck}: exit {done.returncode}\n{done.stderr or done.stdout}")
     rows = pr.read_document(os.path.join(out, "results.json"))["results"]
@@ -338,12 +344,25 @@ def main():
             continue
         cases.setdefault((r["experiment"], r["dtype"], r["n"]), []).append(r)
     rounds = max(1, args.rounds if args.portalab else 1)
+    # The stores the run's loops and copies used (results written before
+    # calibration chose them lack the entry: plain, as those runs' were).
+    used = (prov.get("host_stores") or {}).get(args.space) or {}
+    if args.portalab:
+        print(f"portalab runs again with {used.get('stores', 'plain')} stores in loops and "
+              f"{used.get('copy_stores', 'plain')} in copies beyond the cache, as the run did",
+              file=sys.stderr)
     ours_ms = {id(r): [] for group in cases.values() for r in group}
     peer_ms = {id(r): [] for group in cases.values() for r in group}
     with tempfile.TemporaryDirectory(prefix="host_peers_") as tmp:
+        limits = None
+        if args.portalab and prov.get("calibration"):
+            limits = os.path.join(tmp, "limits.json")
+            with open(limits, "w") as f:
+                json.dump(prov["calibration"], f)
         for _ in range(rounds):
             for group in cases.values():
-                now = rerun(args.portalab, args.space, group, args.reps, tmp) if args.portalab \
+                now = rerun(args.portalab, args.space, group, args.reps, tmp, limits) \
+                    if args.portalab \
                     else {r["variant"]: r["kernel_ms"] for r in group}
                 for r in group:
                     numba.set_num_threads(min(r.get("threads") or 1,

@@ -8,11 +8,16 @@
 #include "platform/library_probe.hpp"
 #include "run/runner.hpp"
 #include "platform/spaces.hpp"
+#include "kernels/range.hpp"
 
 #include <KokkosKernels_config.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -52,6 +57,22 @@ TEST(Calibrate, JsonHasEveryFieldWithSaneValues) {
       EXPECT_FALSE(s["gemm_library"][dtype].get<std::string>().empty()) << dtype;
     }
     EXPECT_TRUE(s["transfers"].empty());  // a host space has nothing to transfer
+    // Plain or streaming stores, chosen on this machine or said why not.
+    ASSERT_TRUE(s.contains("stores"));
+    const auto& stores = s["stores"];
+    for (const char* key : {"choice", "copy_choice"})
+      EXPECT_TRUE(stores[key] == "plain" || stores[key] == "streaming") << key << stores;
+    EXPECT_FALSE(stores["why"].get<std::string>().empty());
+    if (stores["probe_bytes"] == 0) {
+      EXPECT_NE(stores["why"].get<std::string>().find("not measured"), std::string::npos);
+    } else if (portalab::kernels::streaming_stores_compiled &&
+               !std::getenv("PORTALAB_STREAMING_STORES")) {
+      EXPECT_TRUE(sane(stores["triad_plain_gbps"].get<double>())) << stores;
+      EXPECT_TRUE(sane(stores["triad_streaming_gbps"].get<double>())) << stores;
+      EXPECT_TRUE(sane(stores["copy_plain_gbps"].get<double>())) << stores;
+      EXPECT_TRUE(sane(stores["copy_streaming_gbps"].get<double>())) << stores;
+      EXPECT_GE(stores["probe_bytes"].get<double>(), 2.0 * s["cache_bytes"].get<double>());
+    }
   }
 }
 
@@ -189,6 +210,112 @@ TEST(Calibrate, LimitsTableSaysWhenArraysMayFitInTheCache) {
       << portalab::format_calibration(c);
   c.spaces[0].stream_bytes = 1'200'000'000;
   EXPECT_EQ(portalab::format_calibration(c).find("less than 4x"), std::string::npos);
+}
+
+// What the calibration chose is what each host space's loops then do; a
+// space it did not measure, or no calibration, keeps plain stores; the
+// environment overrides both; an unknown value is refused by name.
+TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
+  const char* was = std::getenv("PORTALAB_STREAMING_STORES");
+  const std::string saved = was ? was : "";
+  unsetenv("PORTALAB_STREAMING_STORES");
+  const auto hosts = host_spaces();
+  portalab::Calibration c;
+  for (const auto& name : hosts) {
+    portalab::SpaceLimits s;
+    s.space = name;
+    // The first host space streams in its loops, the others in their copies.
+    s.stores = c.spaces.empty() ? "streaming" : "plain";
+    s.copy_stores = c.spaces.empty() ? "plain" : "streaming";
+    s.stores_why = "made up";
+    c.spaces.push_back(s);
+  }
+  c.spaces.pop_back();  // the last host space: not measured
+  auto stores_of = [](const nlohmann::json& applied, const std::string& space,
+                      const char* what = "stores") {
+    return applied.at(space).at(what).get<std::string>();
+  };
+  const bool compiled = portalab::kernels::streaming_stores_compiled;
+  auto applied = portalab::apply_host_stores(&c);
+  ASSERT_EQ(applied.size(), hosts.size());
+  EXPECT_EQ(stores_of(applied, hosts.front()), hosts.size() > 1 && compiled ? "streaming" : "plain");
+  EXPECT_EQ(stores_of(applied, hosts.front(), "copy_stores"), "plain");
+  if (hosts.size() > 2)
+    EXPECT_EQ(stores_of(applied, hosts[1], "copy_stores"), compiled ? "streaming" : "plain");
+  EXPECT_EQ(stores_of(applied, hosts.back()), "plain");
+  EXPECT_EQ(stores_of(applied, hosts.back(), "copy_stores"), "plain");
+  EXPECT_EQ(applied.at(hosts.back()).at("why"), "the calibration did not measure them");
+  // What each host space's loops will do, gathered first: nvcc rejects a
+  // gtest assertion inside this generic lambda's `if constexpr`.
+  using portalab::kernels::Stores;
+  struct Streams {
+    std::string space;
+    bool loops, copies;
+  };
+  std::vector<Streams> streams;
+  portalab::for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if constexpr (portalab::is_host_space_v<Space>)
+      streams.push_back({Space::name(),
+                         portalab::kernels::host_streaming_bytes<Space, Stores::loops>() >= 0,
+                         portalab::kernels::host_streaming_bytes<Space, Stores::copies>() >= 0});
+  });
+  for (const auto& [name, loops, copies] : streams) {
+    EXPECT_EQ(loops, stores_of(applied, name) == "streaming") << name;
+    EXPECT_EQ(copies, stores_of(applied, name, "copy_stores") == "streaming") << name;
+  }
+  applied = portalab::apply_host_stores(nullptr);
+  for (const auto& name : hosts) {
+    EXPECT_EQ(stores_of(applied, name), "plain") << name;
+    EXPECT_EQ(stores_of(applied, name, "copy_stores"), "plain") << name;
+  }
+
+  setenv("PORTALAB_STREAMING_STORES", "1", 1);
+  applied = portalab::apply_host_stores(&c);
+  for (const auto& name : hosts) {
+    EXPECT_EQ(stores_of(applied, name), compiled ? "streaming" : "plain") << name;
+    EXPECT_EQ(stores_of(applied, name, "copy_stores"), compiled ? "streaming" : "plain") << name;
+    EXPECT_EQ(applied.at(name).at("why"), "PORTALAB_STREAMING_STORES=1");
+  }
+  setenv("PORTALAB_STREAMING_STORES", "yes", 1);
+  try {
+    portalab::apply_host_stores(&c);
+    ADD_FAILURE() << "PORTALAB_STREAMING_STORES=yes accepted";
+  } catch (const portalab::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("PORTALAB_STREAMING_STORES=yes: expected 0"),
+              std::string::npos)
+        << e.what();
+  }
+  if (was)
+    setenv("PORTALAB_STREAMING_STORES", saved.c_str(), 1);
+  else
+    unsetenv("PORTALAB_STREAMING_STORES");
+  portalab::apply_host_stores(nullptr);  // plain again for the tests after this one
+}
+
+// A calibration file's stores come back as written; a choice it cannot
+// mean is refused naming the file.
+TEST(Calibrate, FileWithAnUnknownStoresChoiceIsRefused) {
+  auto j = portalab::to_json(quick_calibration());
+  ASSERT_TRUE(j["spaces"][0].contains("stores"));
+  const auto back = portalab::calibration_from_json(j, "limits.json");
+  const auto& written = j["spaces"][0]["stores"];
+  EXPECT_EQ(back.spaces[0].stores, written["choice"].get<std::string>());
+  EXPECT_EQ(back.spaces[0].copy_stores, written["copy_choice"].get<std::string>());
+  EXPECT_EQ(back.spaces[0].copy_plain_gbps, written["copy_plain_gbps"].get<double>());
+  for (const char* key : {"choice", "copy_choice"}) {
+    auto bad = j;
+    bad["spaces"][0]["stores"][key] = "sometimes";
+    try {
+      portalab::calibration_from_json(bad, "limits.json");
+      ADD_FAILURE() << "stores." << key << " \"sometimes\" accepted";
+    } catch (const portalab::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("limits.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("stores.") + key + " is \"sometimes\""),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(HostBlas, KnowsTheVectorWidthOfOpenBlasKernels) {

@@ -13,6 +13,26 @@
 
 namespace {
 
+// check() with plain stores, then with every host loop streaming its stores
+// past the caches (kernels::host_streams; portalab streams only arrays
+// beyond the last-level cache, too large for a test): each path of
+// kernels/range.hpp's stream_store, heads and tails included, computes the
+// same elements.
+template <class Space, class Check>
+void with_either_store(const Check& check) {
+  using portalab::kernels::Stores;
+  auto& from = portalab::kernels::host_streaming_bytes<Space, Stores::loops>();
+  auto& copy_from = portalab::kernels::host_streaming_bytes<Space, Stores::copies>();
+  const auto saved = from, copy_saved = copy_from;
+  for (const std::int64_t bytes : {std::int64_t(-1), std::int64_t(0)}) {
+    SCOPED_TRACE(bytes < 0 ? "plain stores" : "streaming stores");
+    from = copy_from = bytes;
+    check();
+  }
+  from = saved;
+  copy_from = copy_saved;
+}
+
 template <class Space>
 class Kernels : public ::testing::Test {
  protected:
@@ -35,27 +55,29 @@ class Kernels : public ::testing::Test {
 TYPED_TEST_SUITE(Kernels, portalab::testing::EnabledSpaceTypes, portalab::testing::SpaceName);
 
 TYPED_TEST(Kernels, VectorPolyFusedAndUnfusedMatchTheFormula) {
-  using Space = TypeParam;
-  using View = typename TestFixture::View;
-  const double a = 3.5, b = 2.8, c = 10.0;
-  for (std::size_t n : TestFixture::sizes) {
-    auto x = TestFixture::filled("x", n, 2.0);
-    auto y = TestFixture::filled("y", n, -3.0);
-    View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n);
-    Space exec;
-    portalab::kernels::vector_poly_fused(exec, a, b, c, x, y, fused);
-    portalab::kernels::vector_poly_unfused(exec, a, b, c, x, y, t1, t2, unfused);
-    exec.fence();
-    auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
-    auto hf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fused);
-    auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), unfused);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double expected = a * hx(i) * hx(i) + b * hy(i) + c;
-      ASSERT_NEAR(hf(i), expected, 1e-13 * std::abs(expected)) << "n=" << n << " i=" << i;
-      ASSERT_NEAR(hu(i), expected, 1e-13 * std::abs(expected)) << "n=" << n << " i=" << i;
+  with_either_store<TypeParam>([&] {
+    using Space = TypeParam;
+    using View = typename TestFixture::View;
+    const double a = 3.5, b = 2.8, c = 10.0;
+    for (std::size_t n : TestFixture::sizes) {
+      auto x = TestFixture::filled("x", n, 2.0);
+      auto y = TestFixture::filled("y", n, -3.0);
+      View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n);
+      Space exec;
+      portalab::kernels::vector_poly_fused(exec, a, b, c, x, y, fused);
+      portalab::kernels::vector_poly_unfused(exec, a, b, c, x, y, t1, t2, unfused);
+      exec.fence();
+      auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+      auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+      auto hf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fused);
+      auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), unfused);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double expected = a * hx(i) * hx(i) + b * hy(i) + c;
+        ASSERT_NEAR(hf(i), expected, 1e-13 * std::abs(expected)) << "n=" << n << " i=" << i;
+        ASSERT_NEAR(hu(i), expected, 1e-13 * std::abs(expected)) << "n=" << n << " i=" << i;
+      }
     }
-  }
+  });
 }
 
 // Both copies, in both element sizes, at sizes no chunk or item divides;
@@ -101,42 +123,46 @@ void check_copies() {
 }
 
 TYPED_TEST(Kernels, StreamCopyCopiesEveryElement) {
-  check_copies<TypeParam, double>();
-  check_copies<TypeParam, float>();
+  with_either_store<TypeParam>([&] {
+    check_copies<TypeParam, double>();
+    check_copies<TypeParam, float>();
+  });
 }
 
 TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
-  using Space = TypeParam;
-  using View = typename TestFixture::View;
-  for (std::size_t n : TestFixture::sizes) {
-    auto x = TestFixture::filled("x", n, 2.0);
-    auto y = TestFixture::filled("y", n, -3.0);
-    View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n), cube("cube", n),
-        pdf("pdf", n), distance("distance", n);
-    Space exec;
-    portalab::kernels::squared_diff_fused(exec, x, y, fused);
-    portalab::kernels::squared_diff_unfused(exec, x, y, t1, t2, unfused);
-    portalab::kernels::cube_product(exec, x, y, cube);
-    portalab::kernels::gaussian_pdf(exec, 0.5, 1.5, x, pdf);
-    portalab::kernels::polar_distance(exec, x, y, y, x, distance);
-    exec.fence();
-    const auto hx = TestFixture::host(x), hy = TestFixture::host(y);
-    const auto hf = TestFixture::host(fused), hu = TestFixture::host(unfused);
-    const auto hc = TestFixture::host(cube), hp = TestFixture::host(pdf);
-    const auto hd = TestFixture::host(distance);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double a = hx(i), b = hy(i);
-      const double sq = (a - b) * (a - b), p = a * b;
-      ASSERT_NEAR(hf(i), sq, 1e-14 * sq) << "n=" << n << " i=" << i;
-      ASSERT_NEAR(hu(i), sq, 1e-14 * sq) << "n=" << n << " i=" << i;
-      ASSERT_NEAR(hc(i), p * p * p, 1e-14 * std::abs(p * p * p)) << "n=" << n << " i=" << i;
-      const double u = (a - 0.5) / 1.5, g = std::exp(-0.5 * u * u) / (1.5 * std::sqrt(2 * M_PI));
-      ASSERT_NEAR(hp(i), g, 1e-14 * g) << "n=" << n << " i=" << i;
-      // (a, b) and (b, a) in polar form, as rho and theta.
-      const double dx = a * std::cos(b) - b * std::cos(a), dy = a * std::sin(b) - b * std::sin(a);
-      ASSERT_NEAR(hd(i), std::sqrt(dx * dx + dy * dy), 1e-13) << "n=" << n << " i=" << i;
+  with_either_store<TypeParam>([&] {
+    using Space = TypeParam;
+    using View = typename TestFixture::View;
+    for (std::size_t n : TestFixture::sizes) {
+      auto x = TestFixture::filled("x", n, 2.0);
+      auto y = TestFixture::filled("y", n, -3.0);
+      View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n), cube("cube", n),
+          pdf("pdf", n), distance("distance", n);
+      Space exec;
+      portalab::kernels::squared_diff_fused(exec, x, y, fused);
+      portalab::kernels::squared_diff_unfused(exec, x, y, t1, t2, unfused);
+      portalab::kernels::cube_product(exec, x, y, cube);
+      portalab::kernels::gaussian_pdf(exec, 0.5, 1.5, x, pdf);
+      portalab::kernels::polar_distance(exec, x, y, y, x, distance);
+      exec.fence();
+      const auto hx = TestFixture::host(x), hy = TestFixture::host(y);
+      const auto hf = TestFixture::host(fused), hu = TestFixture::host(unfused);
+      const auto hc = TestFixture::host(cube), hp = TestFixture::host(pdf);
+      const auto hd = TestFixture::host(distance);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double a = hx(i), b = hy(i);
+        const double sq = (a - b) * (a - b), p = a * b;
+        ASSERT_NEAR(hf(i), sq, 1e-14 * sq) << "n=" << n << " i=" << i;
+        ASSERT_NEAR(hu(i), sq, 1e-14 * sq) << "n=" << n << " i=" << i;
+        ASSERT_NEAR(hc(i), p * p * p, 1e-14 * std::abs(p * p * p)) << "n=" << n << " i=" << i;
+        const double u = (a - 0.5) / 1.5, g = std::exp(-0.5 * u * u) / (1.5 * std::sqrt(2 * M_PI));
+        ASSERT_NEAR(hp(i), g, 1e-14 * g) << "n=" << n << " i=" << i;
+        // (a, b) and (b, a) in polar form, as rho and theta.
+        const double dx = a * std::cos(b) - b * std::cos(a), dy = a * std::sin(b) - b * std::sin(a);
+        ASSERT_NEAR(hd(i), std::sqrt(dx * dx + dy * dy), 1e-13) << "n=" << n << " i=" << i;
+      }
     }
-  }
+  });
 }
 
 // Row and column broadcasts in both layouts at shapes no chunk or run
@@ -177,12 +203,14 @@ void check_broadcast(int rows, int cols, int offset) {
 
 TYPED_TEST(Kernels, BroadcastAddsARowToEveryRowAndAColumnToEveryColumn) {
   using Space = TypeParam;
-  for (auto [rows, cols] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {3, 7}, {33, 129},
-                            {131, 257}, {1, 300}, {300, 1}})
-    for (int offset : {0, 1}) {
-      check_broadcast<Space, Kokkos::LayoutLeft>(rows, cols, offset);
-      check_broadcast<Space, Kokkos::LayoutRight>(rows, cols, offset);
-    }
+  with_either_store<TypeParam>([&] {
+    for (auto [rows, cols] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {3, 7}, {33, 129},
+                              {131, 257}, {1, 300}, {300, 1}})
+      for (int offset : {0, 1}) {
+        check_broadcast<Space, Kokkos::LayoutLeft>(rows, cols, offset);
+        check_broadcast<Space, Kokkos::LayoutRight>(rows, cols, offset);
+      }
+  });
   // A column range of a LayoutRight matrix: not contiguous, the 2-D path.
   using Matrix = Kokkos::View<std::int64_t**, Kokkos::LayoutRight, typename Space::memory_space>;
   Matrix m("m", 5, 8), z("z", 5, 3);

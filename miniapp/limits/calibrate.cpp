@@ -22,7 +22,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <cstdlib>
 #include <ostream>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -71,25 +73,6 @@ struct Sizes {
   std::size_t gemm_n;
   int reps;
 };
-
-// The largest CPU cache, from sysfs, else from the C library (cpuid): a
-// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
-// not the memory. Some virtual machines show no cache in sysfs.
-std::size_t last_level_cache_bytes() {
-  std::size_t largest = 0;
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
-    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
-    std::size_t value = 0;
-    char unit = 0;
-    if (!(in >> value)) continue;
-    in >> unit;
-    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-    largest = std::max(largest, value * scale);
-  }
-  return largest;
-}
 
 // Large enough to leave the caches and reach the plateau (host arrays at
 // least 4x the last-level cache and, in a full calibration, STREAM's default
@@ -200,6 +183,121 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
     throw std::runtime_error(fmt::format("calibration of {}: read (dot) check failed", Space::name()));
 }
 
+// The bytes (a loop's arrays together) from which a space that streams its
+// stores does so: the last-level cache; 32 MB where it is unknown.
+std::int64_t streaming_from_bytes() {
+  const std::size_t cache = last_level_cache_bytes();
+  return cache > 0 ? static_cast<std::int64_t>(cache) : std::int64_t(32) << 20;
+}
+
+// Plain or streaming stores for the space's loops beyond the cache: a triad
+// both ways, in turn, on three arrays together twice the last-level cache,
+// the fastest repetition of each; streaming kept only when 3% faster (they
+// bypass the cache, so a tie goes to plain). Non-temporal stores saved 20-27%
+// on an H100 node's 16-core Xeon and cost 65% on the 2-core AMD EPYC CI VM:
+// no rule of thumb decides it. Sets the space's stores before its copy and
+// triad limits are measured, so that the limits are of the loops the rows run.
+// Three host arrays together twice the last-level cache (or the stream
+// size where it is unknown), allocated once per calibration and shared by
+// its host spaces (all in HostSpace): first touch is dear on a virtual
+// machine (a second per GB on the 2-core CI VM) and must not be paid twice.
+struct StoresProbe {
+  using View = Kokkos::View<double*, Kokkos::HostSpace>;
+  View a, b, c;
+  std::string not_measured;  // why the probe has no arrays
+  std::size_t size() const { return a.extent(0); }
+};
+
+StoresProbe make_stores_probe(std::size_t stream_elements) {
+  StoresProbe p;
+  const std::size_t cache = last_level_cache_bytes();
+  const std::size_t n = std::min(cache > 0 ? 2 * cache / 3 / sizeof(double) + 1 : stream_elements,
+                                 host_available_bytes() / 4 / 3 / sizeof(double));
+  if (3 * n * sizeof(double) < 2 * cache) {
+    p.not_measured = fmt::format("not measured: three arrays twice the {:.0f} MB cache do not fit "
+                                 "in a quarter of the memory available",
+                                 cache / 1e6);
+    return p;
+  }
+  p.a = allocate_view<StoresProbe::View>("stores_a", n);
+  p.b = allocate_view<StoresProbe::View>("stores_b", n);
+  p.c = allocate_view<StoresProbe::View>("stores_c", n);
+  return p;
+}
+
+// Plain or streaming stores for the space's loops beyond the cache: a triad
+// both ways, in turn, on the probe's arrays, the fastest repetition of each;
+// streaming kept only when 3% faster (they bypass the cache, so a tie goes
+// to plain). Non-temporal stores saved 20-27% on an H100 node's 16-core Xeon
+// and cost 65% on a 2-core AMD EPYC CI VM: no rule of thumb decides it. Sets
+// the space's stores before its copy and triad limits are measured, so that
+// the limits are of the loops the rows run.
+template <class Space>
+void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
+                    std::optional<StoresProbe>& probe) {
+  using kernels::Stores;
+  auto& from = kernels::host_streaming_bytes<Space, Stores::loops>();
+  auto& copy_from = kernels::host_streaming_bytes<Space, Stores::copies>();
+  from = copy_from = -1;
+  s.stores = s.copy_stores = "plain";
+  if (const auto forced = host_stores_forced()) {
+    s.stores = s.copy_stores = *forced ? "streaming" : "plain";
+    s.stores_why = fmt::format("PORTALAB_STREAMING_STORES={}", *forced ? 1 : 0);
+    from = copy_from = *forced ? streaming_from_bytes() : -1;
+    return;
+  }
+  if (!kernels::streaming_stores_compiled) {
+    s.stores_why = "this CPU architecture has no streaming stores in portalab";
+    return;
+  }
+  if (!probe) probe = make_stores_probe(z.stream_elements);
+  if (!probe->not_measured.empty()) {
+    s.stores_why = probe->not_measured;
+    return;
+  }
+  const std::size_t n = probe->size();
+  Kokkos::deep_copy(exec, probe->a, 0.0);
+  Kokkos::deep_copy(exec, probe->b, 1.0);
+  Kokkos::deep_copy(exec, probe->c, 2.0);
+  Space e = exec;
+  // The fastest repetition of `kernel` with plain and with streaming stores
+  // (`threshold` set to never, then to always), in turn.
+  auto both_ways = [&](std::int64_t& threshold, auto kernel) {
+    std::vector<double> plain, streaming;
+    for (int round = 0; round < std::clamp(z.reps, 3, 5); ++round) {
+      threshold = -1;
+      for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) plain.push_back(ms);
+      threshold = 0;
+      for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) streaming.push_back(ms);
+    }
+    threshold = -1;
+    return std::pair{summarize(plain).min, summarize(streaming).min};
+  };
+  const auto [plain_ms, streaming_ms] = both_ways(
+      from, [&] { kernels::stream_triad(exec, 3.0, probe->a, probe->b, probe->c); });
+  if (kernels::sum(exec, probe->a) != 7.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: stores check failed", Space::name()));
+  const auto [copy_plain_ms, copy_streaming_ms] =
+      both_ways(copy_from, [&] { kernels::stream_copy(exec, probe->c, probe->a); });
+  if (kernels::sum(exec, probe->a) != 2.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: copy stores check failed", Space::name()));
+  s.stores_probe_bytes = 3 * n * sizeof(double);
+  s.triad_plain_gbps = gbps(3.0 * sizeof(double) * n, plain_ms);
+  s.triad_streaming_gbps = gbps(3.0 * sizeof(double) * n, streaming_ms);
+  s.copy_plain_gbps = gbps(2.0 * sizeof(double) * n, copy_plain_ms);
+  s.copy_streaming_gbps = gbps(2.0 * sizeof(double) * n, copy_streaming_ms);
+  const bool stream = streaming_ms < 0.97 * plain_ms;
+  const bool copy_stream = copy_streaming_ms < 0.97 * copy_plain_ms;
+  s.stores = stream ? "streaming" : "plain";
+  s.copy_stores = copy_stream ? "streaming" : "plain";
+  s.stores_why = fmt::format("beyond the cache: triad {:.1f} GB/s streaming, {:.1f} plain; "
+                             "copy {:.1f} streaming, {:.1f} memcpy",
+                             s.triad_streaming_gbps, s.triad_plain_gbps, s.copy_streaming_gbps,
+                             s.copy_plain_gbps);
+  from = stream ? streaming_from_bytes() : -1;
+  copy_from = copy_stream ? streaming_from_bytes() : -1;
+}
+
 template <class Space>
 void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
   using Pinned = typename PinnedHostSpace<Space>::type;
@@ -283,6 +381,53 @@ void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
 
 }  // namespace
 
+std::optional<bool> host_stores_forced() {
+  const char* v = std::getenv("PORTALAB_STREAMING_STORES");
+  if (v == nullptr) return std::nullopt;
+  const std::string_view value(v);
+  if (value == "0" || value == "1") return value == "1";
+  throw InputError(fmt::format("PORTALAB_STREAMING_STORES={}: expected 0 (plain stores) or 1 "
+                               "(streaming stores beyond the last-level cache); unset, calibration "
+                               "measures both and keeps the faster",
+                               value));
+}
+
+nlohmann::json apply_host_stores(const Calibration* c) {
+  const auto forced = host_stores_forced();
+  nlohmann::json applied = nlohmann::json::object();
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if constexpr (is_host_space_v<Space>) {
+      const SpaceLimits* s = c ? c->find(Space::name()) : nullptr;
+      bool stream = false, copy_stream = false;
+      std::string why;
+      if (forced) {
+        stream = copy_stream = *forced;
+        why = fmt::format("PORTALAB_STREAMING_STORES={}", *forced ? 1 : 0);
+      } else if (s && !s->stores.empty()) {
+        stream = s->stores == "streaming";
+        copy_stream = s->copy_stores == "streaming";
+        why = s->stores_why;
+      } else {
+        why = c ? "the calibration did not measure them" : "not calibrated (calibrate = \"none\")";
+      }
+      stream = stream && kernels::streaming_stores_compiled;
+      copy_stream = copy_stream && kernels::streaming_stores_compiled;
+      using kernels::Stores;
+      kernels::host_streaming_bytes<Space, Stores::loops>() = stream ? streaming_from_bytes() : -1;
+      kernels::host_streaming_bytes<Space, Stores::copies>() =
+          copy_stream ? streaming_from_bytes() : -1;
+      applied[Space::name()] = {
+          {"stores", stream ? "streaming" : "plain"},
+          {"copy_stores", copy_stream ? "streaming" : "plain"},
+          {"from_bytes", stream || copy_stream ? nlohmann::json(streaming_from_bytes())
+                                               : nlohmann::json(nullptr)},
+          {"why", why}};
+    }
+  });
+  return applied;
+}
+
 Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Calibration cal;
@@ -290,6 +435,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
   auto say = [&](const std::string& what) {
     if (options.progress) fmt::print(*options.progress, "calibrate: {}\n", what);
   };
+  std::optional<StoresProbe> probe;  // the host spaces' stores, allocated once
   for_each_space([&](auto tag) {
     using Space = typename decltype(tag)::type;
     const std::string name = Space::name();
@@ -300,6 +446,10 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     if (s.host) s.cache_bytes = last_level_cache_bytes();
     const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency());
     const Space exec;
+    if constexpr (is_host_space_v<Space>) {
+      say(name + ": plain or streaming stores beyond the cache");
+      measure_stores(exec, s, z, probe);
+    }
     say(name + ": copy and triad bandwidth");
     measure_stream(exec, s, z);
     if (!s.host) {
@@ -353,6 +503,15 @@ nlohmann::json to_json(const Calibration& c) {
                       {"gemm_n", s.gemm_n},
                       {"launch_us", s.launch_us},
                       {"unsteady", unsteady}});
+    if (!s.stores.empty())
+      spaces.back()["stores"] = {{"choice", s.stores},
+                                 {"copy_choice", s.copy_stores},
+                                 {"why", s.stores_why},
+                                 {"triad_plain_gbps", s.triad_plain_gbps},
+                                 {"triad_streaming_gbps", s.triad_streaming_gbps},
+                                 {"copy_plain_gbps", s.copy_plain_gbps},
+                                 {"copy_streaming_gbps", s.copy_streaming_gbps},
+                                 {"probe_bytes", s.stores_probe_bytes}};
   }
   nlohmann::json j = {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
   if (!c.links.empty()) j["links"] = to_json(c.links);
@@ -383,6 +542,22 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
       s.gemm_kernels = js.value("gemm_kernels", std::string());
       s.gemm_kernels_warning = js.value("gemm_kernels_warning", std::string());
       s.launch_us = js.at("launch_us").get<double>();
+      if (js.contains("stores")) {  // files written before the stores were chosen lack it
+        const auto& st = js.at("stores");
+        s.stores = st.at("choice").get<std::string>();
+        s.copy_stores = st.at("copy_choice").get<std::string>();
+        for (const auto& [key, value] : {std::pair{"choice", s.stores}, {"copy_choice", s.copy_stores}})
+          if (value != "plain" && value != "streaming")
+            throw InputError(fmt::format("{}: {} stores.{} is \"{}\"; expected \"plain\" or "
+                                         "\"streaming\"",
+                                         path, s.space, key, value));
+        s.stores_why = st.at("why").get<std::string>();
+        s.triad_plain_gbps = st.at("triad_plain_gbps").get<double>();
+        s.triad_streaming_gbps = st.at("triad_streaming_gbps").get<double>();
+        s.copy_plain_gbps = st.at("copy_plain_gbps").get<double>();
+        s.copy_streaming_gbps = st.at("copy_streaming_gbps").get<double>();
+        s.stores_probe_bytes = st.at("probe_bytes").get<std::size_t>();
+      }
       if (js.contains("unsteady"))  // files written before it was recorded lack it
         for (const auto& u : js.at("unsteady"))
           s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
@@ -429,6 +604,11 @@ std::string format_calibration(const Calibration& c) {
         out += fmt::format("  WARNING {}\n", s.gemm_kernels_warning);
       break;
     }
+  for (const auto& s : c.spaces)
+    if (!s.stores.empty())
+      out += fmt::format("  {} stores beyond the cache: {} in loops, {} in copies ({})\n", s.space,
+                         s.stores, s.copy_stores == "streaming" ? "streaming" : "memcpy",
+                         s.stores_why);
   // STREAM's rule: each array at least 4x the last-level cache.
   for (const auto& s : c.spaces)
     if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)

@@ -58,6 +58,17 @@ struct SpaceLimits {
   std::string gemm_kernels, gemm_kernels_warning;
   std::size_t gemm_n = 0;
   double launch_us = 0.0;  // an empty kernel: launch and fence, median
+  // Host spaces: the stores the space's loops use once their arrays outgrow
+  // the last-level cache (kernels/range.hpp), "streaming" or "plain", and
+  // why: a triad measured both ways on arrays beyond the cache, the faster
+  // kept; or PORTALAB_STREAMING_STORES; or a CPU without such stores.
+  std::string stores, stores_why;
+  double triad_plain_gbps = 0.0, triad_streaming_gbps = 0.0;  // 0: not measured
+  std::size_t stores_probe_bytes = 0;  // the three arrays of that triad together
+  // The same for the space's copies (stream_copy, the copy limit), measured
+  // apart: "plain" (memcpy) or "streaming"; from the copy of two of those arrays.
+  std::string copy_stores;
+  double copy_plain_gbps = 0.0, copy_streaming_gbps = 0.0;
   std::vector<Unsteady> unsteady;  // limits not to be trusted
 
   // The memory-bandwidth limit: the best of copy, memcpy and triad.
@@ -117,6 +128,16 @@ Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
 nlohmann::json to_json(const Links& links);
 Links links_from_json(const nlohmann::json& j);
 std::string format_links(const Links& links);
+
+// PORTALAB_STREAMING_STORES: "1" streaming stores beyond the cache, "0"
+// plain ones, unset: calibration measures both. Throws InputError naming the
+// variable for any other value.
+std::optional<bool> host_stores_forced();
+// Sets each host space's stores from `c` (from this run's calibration or a
+// file), or from PORTALAB_STREAMING_STORES, else plain (the kernels'
+// default): what the space's loops then do. Returns, by host space, the
+// stores, the bytes from which they stream (null: never) and why.
+nlohmann::json apply_host_stores(const Calibration* c);
 
 nlohmann::json to_json(const Calibration& c);
 // Reads what to_json wrote; throws InputError naming the file when a field is missing.

@@ -136,4 +136,20 @@ std::string transparent_huge_pages_mode() {
   return {};
 }
 
+std::size_t last_level_cache_bytes() {
+  std::size_t largest = 0;
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    largest = std::max<std::size_t>(largest, std::max(0L, sysconf(name)));
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::size_t value = 0;
+    char unit = 0;
+    if (!(in >> value)) continue;
+    in >> unit;
+    const std::size_t scale = unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    largest = std::max(largest, value * scale);
+  }
+  return largest;
+}
+
 }  // namespace portalab

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -35,5 +36,10 @@ void advise_huge_pages(void* data, std::size_t bytes);
 // /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
 // "never"); empty where the file is absent.
 std::string transparent_huge_pages_mode();
+
+// The largest CPU cache, from sysfs, else from the C library (cpuid): a
+// server's L3 can hold 300 MB, and arrays that fit in it measure the cache,
+// not the memory. Some virtual machines show no cache in sysfs. 0 unknown.
+std::size_t last_level_cache_bytes();
 
 }  // namespace portalab

@@ -226,6 +226,7 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         // PORTALAB_HUGE_PAGES=0; the system's mode says whether they get them.
         {"huge_pages", {{"advised", huge_pages_advised()},
                         {"transparent_huge_pages", transparent_huge_pages_mode()}}},
+        {"last_level_cache_bytes", last_level_cache_bytes()},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",

@@ -29,10 +29,12 @@ SMALL = ["--set", "reps=3", "--set", "warmups=1", "--set", "vector_poly.sizes=[1
          "--set", "stream_copy.sizes=[10000]"]
 
 
-def script(name, *args):
-    """Runs scripts/<name> with this Python; returns (exit code, stdout, stderr)."""
+def script(name, *args, env=None):
+    """Runs scripts/<name> with this Python (and `env` added to the
+    environment); returns (exit code, stdout, stderr)."""
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **env) if env else None)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -385,6 +387,44 @@ class HostPeersTest(unittest.TestCase):
         for r in rows:  # a ratio per round, then the verdict
             self.assertRegex(r, r" [0-9.]+ / [0-9.]+ (PASS|FAIL)$")
         self.assertIn("2 rounds", out)
+        # An uncalibrated run's loops had plain stores; so have the reruns.
+        self.assertIn("portalab runs again with plain stores", err)
+
+    def test_reruns_use_the_stores_the_run_chose(self):
+        self.need_numba()
+        # A calibration whose stores are streaming (forced: no probe to wait
+        # for), as the run's own: the reruns must take it, whatever the
+        # environment says.
+        limits = os.path.join(self.tmp, "streaming.json")
+        done = subprocess.run([os.environ["PORTALAB"], "calibrate", "--quick", "--spaces", self.space,
+                               "--out", limits], capture_output=True, text=True,
+                              env=dict(os.environ, PORTALAB_STREAMING_STORES="1"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            doc = json.load(f)
+        with open(limits) as f:
+            doc["provenance"]["calibration"] = json.load(f)
+        doc["provenance"]["host_stores"] = {self.space: {
+            "stores": "streaming", "copy_stores": "streaming", "from_bytes": 1 << 25,
+            "why": "PORTALAB_STREAMING_STORES=1"}}
+        streamed = os.path.join(self.tmp, "streamed.json")
+        with open(streamed, "w") as f:
+            json.dump(doc, f)
+        # A wrapper that keeps what each rerun said on stderr.
+        said = os.path.join(self.tmp, "rerun.err")
+        wrapper = os.path.join(self.tmp, "portalab_wrapper.sh")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\n{os.environ["PORTALAB"]} "$@" 2> {said}; rc=$?\n'
+                    f'cat {said} >&2\nexit $rc\n')
+        os.chmod(wrapper, 0o755)
+        rc, out, err = script("host_peers.py", streamed, "--space", self.space, "--min-n", "0",
+                              "--reps", "2", "--experiment", "stream_copy", "--portalab", wrapper,
+                              "--rounds", "1", env={"PORTALAB_STREAMING_STORES": "0"})
+        self.assertIn(rc, (0, 1), err)
+        self.assertIn("portalab runs again with streaming stores in loops and streaming in copies",
+                      err)
+        with open(said) as f:
+            self.assertIn(f"stores: {self.space} streaming in loops, streaming in copies", f.read())
 
     def test_a_binary_that_fails_exits_2_naming_it(self):
         self.need_numba()
