@@ -3,6 +3,7 @@
 // and benchmarks take their bytes and FLOPs from here, nowhere else.
 #pragma once
 
+#include "host_math.hpp"
 #include "operators.hpp"
 #include "range.hpp"
 
@@ -93,6 +94,23 @@ struct PolarDistance {
     const auto p2 = polar_to_cartesian(v[2], v[3]);
     const T dx = p1.first - p2.first, dy = p1.second - p2.second;
     return T(Kokkos::sqrt(dx * dx + dy * dy));
+  }
+  // A host block's loop, o[i] for i < m from p = {rho1, theta1, rho2, theta2}:
+  // whole vectors through libmvec where the build has it, the rest as above.
+  template <class T>
+  void host_loop(T* o, const T* const* p, std::int64_t m) const {
+    std::int64_t i = 0;
+    if constexpr (host_vector_math<T>) {
+      using M = HostVectorMath<T>;
+      for (; i + M::width <= m; i += M::width) {
+        const auto r1 = M::load(p[0] + i), t1 = M::load(p[1] + i);
+        const auto r2 = M::load(p[2] + i), t2 = M::load(p[3] + i);
+        const auto dx = M::sub(M::mul(r1, M::cos(t1)), M::mul(r2, M::cos(t2)));
+        const auto dy = M::sub(M::mul(r1, M::sin(t1)), M::mul(r2, M::sin(t2)));
+        M::store(o + i, M::sqrt(M::add(M::mul(dx, dx), M::mul(dy, dy))));
+      }
+    }
+    for (; i < m; ++i) o[i] = (*this)(Kokkos::Array<T, 4>{p[0][i], p[1][i], p[2][i], p[3][i]});
   }
 };
 template <class Exec, class V, class Z>

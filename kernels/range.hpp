@@ -238,7 +238,9 @@ struct HostMapBlock {
   void loop(T* const o, std::int64_t lo, std::int64_t m, std::index_sequence<A...>) const {
     const T* const p[N] = {(in[A] + lo)...};
     const Op f = op;
-    if constexpr (Packed) {
+    if constexpr (requires { f.host_loop(o, p, m); }) {
+      f.host_loop(o, p, m);  // the operator's own loop (vector math: host_math.hpp)
+    } else if constexpr (Packed) {
       // Not `omp simd`: GCC 12 makes the Kokkos::Array built per element an
       // "omp simd array" and then vectorises nothing (-fopt-info-vec-missed:
       // "no vectype for stmt"); the loop ran scalar, float32 as slowly as
