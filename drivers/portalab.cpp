@@ -219,6 +219,8 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
                all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
                init_ms);
 
+  if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
   if (root)
     fmt::print(stderr, "energy: {}\n",
                meters ? meters->summary() : std::string("off (--energy off, or the deck's energy key)"));
@@ -313,6 +315,8 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
     portalab::host_stores_forced();
   });
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
   if (root)
     fmt::print(stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n",
                quick ? "quick" : "full",

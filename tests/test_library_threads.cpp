@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sched.h>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -258,5 +259,45 @@ TEST(LibraryThreads, OpenBlasWithOpenMpStartsTheWorkersItIsGiven) {
   EXPECT_EQ(workers_started(1), 0);
   EXPECT_EQ(workers_started(2), 1);
 }
+
+}  // namespace
+
+namespace {
+
+// Threads workers with fewer CPUs than threads are named, with the cure
+// that fits the cause; threads that fit, or one thread, say nothing.
+TEST(ThreadsAffinity, FewerCpusThanThreadsIsNamedWithItsCause) {
+  const std::string bound = portalab::threads_affinity_warning(16, 1, "spread");
+  EXPECT_NE(bound.find("Threads: 16 threads on 1 CPU"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("OMP_PROC_BIND=spread"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("unset OMP_PROC_BIND"), std::string::npos) << bound;
+  const std::string few = portalab::threads_affinity_warning(8, 2, nullptr);
+  EXPECT_NE(few.find("8 threads on 2 CPUs"), std::string::npos) << few;
+  EXPECT_NE(few.find("--kokkos-num-threads"), std::string::npos) << few;
+  EXPECT_TRUE(portalab::threads_affinity_warning(16, 16, "spread").empty());
+  EXPECT_TRUE(portalab::threads_affinity_warning(1, 1, "spread").empty());
+  EXPECT_TRUE(portalab::threads_affinity_warning(4, 0, nullptr).empty());  // not known
+}
+
+#if defined(KOKKOS_ENABLE_THREADS)
+// This process, its main thread held to one CPU as a bound OpenMP runtime
+// leaves it: the warning appears when Threads runs more than one thread.
+TEST(ThreadsAffinity, AMainThreadOnOneCpuIsSeen) {
+  cpu_set_t was;
+  ASSERT_EQ(sched_getaffinity(0, sizeof was, &was), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &was)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const std::string w = portalab::threads_affinity_warning();
+  sched_setaffinity(0, sizeof was, &was);
+  if (Kokkos::Threads().concurrency() > 1)
+    EXPECT_NE(w.find("on 1 CPU"), std::string::npos) << w;
+  else
+    EXPECT_TRUE(w.empty()) << w;
+}
+#endif
 
 }  // namespace

@@ -6,6 +6,12 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include <fmt/format.h>
+
+#include <sched.h>
+
+#include <cstdlib>
+
 namespace portalab {
 
 std::vector<std::string> enabled_space_names() {
@@ -34,6 +40,32 @@ int visible_device_count() {
   return count;
 #else
   return -1;
+#endif
+}
+
+std::string threads_affinity_warning(int threads, int cpus, const char* proc_bind) {
+  if (threads <= 1 || cpus <= 0 || cpus >= threads) return {};
+  return fmt::format(
+      "Threads: {} threads on {} CPU{} (the CPUs of the thread that started them){}: its rows "
+      "and limits measure {} CPU{}, not the machine; {}",
+      threads, cpus, cpus == 1 ? "" : "s",
+      proc_bind ? fmt::format(", as OMP_PROC_BIND={} had an OpenMP runtime bind that thread",
+                              proc_bind)
+                : std::string(),
+      cpus, cpus == 1 ? "" : "s",
+      proc_bind ? "unset OMP_PROC_BIND (and OMP_PLACES) for Threads runs"
+                : "give it more CPUs (taskset, srun --cpus-per-task) or fewer threads "
+                  "(--kokkos-num-threads)");
+}
+
+std::string threads_affinity_warning() {
+#if defined(KOKKOS_ENABLE_THREADS)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  return threads_affinity_warning(Kokkos::Threads().concurrency(), CPU_COUNT(&set),
+                                  std::getenv("OMP_PROC_BIND"));
+#else
+  return {};
 #endif
 }
 

@@ -59,6 +59,16 @@ void for_each_space(F&& f) {
 // Names of the compiled spaces, as Kokkos spells them ("Serial", "Cuda").
 std::vector<std::string> enabled_space_names();
 
+// Kokkos' Threads workers run on the CPUs of the thread that started them.
+// An OpenMP runtime started with OMP_PROC_BIND set (OpenBLAS' in a Threads
+// build) binds the main thread to one CPU first, and 16 Threads workers then
+// shared it: an H200 node's Threads copy limit read 24 GB/s, 122 unbound.
+// The warning for `threads` workers on `cpus` CPUs (empty when they fit);
+// proc_bind: OMP_PROC_BIND, null when unset.
+std::string threads_affinity_warning(int threads, int cpus, const char* proc_bind);
+// The same for this process once Kokkos has started (empty without Threads).
+std::string threads_affinity_warning();
+
 // Kokkos' own spelling of a space given in any case, or "" if not compiled.
 std::string canonical_space_name(std::string_view name);
 
