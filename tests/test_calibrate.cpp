@@ -137,6 +137,101 @@ TEST(Calibrate, RowsAreComparedWithTheirSpacesLimit) {
   }
 }
 
+// A limit re-measured (a row beyond the cache ran above it): the higher of
+// each bandwidth is kept, what was measured is recorded, and the file reads
+// it back.
+TEST(Calibrate, RecheckKeepsTheHigherBandwidthsAndRecordsThem) {
+  portalab::Calibration cal = quick_calibration();
+  auto& s = cal.spaces.front();
+  s.copy_kernel_gbps = s.copy_deep_copy_gbps = s.triad_gbps = s.read_gbps = 1e-3;
+  const double high_launch = s.launch_us;
+  const auto& r = portalab::recheck_bandwidth(cal, s.space, "stream_copy kernel float64 n=9", 1.5,
+                                              "memory");
+  EXPECT_EQ(r.after, "stream_copy kernel float64 n=9");
+  EXPECT_DOUBLE_EQ(r.row_pct, 1.5);
+  EXPECT_DOUBLE_EQ(r.limit_before, 1e-3);
+  for (double v : {r.copy_kernel_gbps, r.copy_deep_copy_gbps, r.triad_gbps, r.read_gbps, r.seconds})
+    EXPECT_TRUE(sane(v)) << v;
+  EXPECT_DOUBLE_EQ(s.copy_kernel_gbps, r.copy_kernel_gbps);
+  EXPECT_DOUBLE_EQ(s.read_gbps, r.read_gbps);
+  EXPECT_DOUBLE_EQ(s.launch_us, high_launch);  // only the bandwidths are measured again
+  ASSERT_EQ(s.rechecks.size(), 1u);
+  EXPECT_NE(portalab::format_calibration(cal).find("memory limit re-measured after stream_copy"),
+            std::string::npos);
+  // A limit already higher than the measurement stays.
+  s.read_gbps = 1e9;
+  portalab::recheck_bandwidth(cal, s.space, "dot native float64 n=9", 1.2, "read");
+  EXPECT_DOUBLE_EQ(s.read_gbps, 1e9);
+  EXPECT_EQ(s.rechecks.size(), 2u);
+  const auto back = portalab::calibration_from_json(portalab::to_json(cal), "mem.json");
+  EXPECT_EQ(portalab::to_json(back), portalab::to_json(cal));
+  // What cannot be measured again says why.
+  EXPECT_THROW(portalab::recheck_bandwidth(cal, "NoSuchSpace", "x", 2.0, "memory"),
+               std::runtime_error);
+  cal.spaces.push_back(s);
+  cal.spaces.back().space = "NoSuchSpace";
+  EXPECT_THROW(portalab::recheck_bandwidth(cal, "NoSuchSpace", "x", 2.0, "memory"),
+               portalab::InputError);
+}
+
+// A run whose row beyond the cache outruns its memory limit re-measures the
+// space's bandwidths and holds its rows to them; off, or where the space
+// cannot be measured, the limits stay and the run goes on.
+TEST(Calibrate, RunReMeasuresALimitARowBeyondTheCacheOutran) {
+  const auto deck = portalab::parse_deck(
+      "reps = 2\nwarmups = 0\ncopies = \"none\"\ncalibrate = \"none\"\nspaces = [\"Serial\"]\n"
+      "[stream_copy]\nsizes = [100000]\nvariants = [\"kernel\"]\n",
+      "inline.toml", portalab::catalog());
+  auto run = [&](portalab::Calibration& cal, bool recheck) {
+    portalab::RunOptions options;
+    options.limits = &cal;
+    options.recheck_limits = recheck;
+    return portalab::run_deck(deck, options, nlohmann::json::object());
+  };
+  auto low_limits = [](std::size_t stream_bytes) {
+    portalab::Calibration cal;
+    cal.mode = "quick";
+    portalab::SpaceLimits lim;
+    lim.space = "Serial";
+    lim.copy_kernel_gbps = lim.copy_deep_copy_gbps = lim.triad_gbps = lim.read_gbps = 1e-6;
+    lim.cache_bytes = 1;  // every row is beyond it
+    lim.stream_bytes = stream_bytes;
+    cal.spaces.push_back(lim);
+    return cal;
+  };
+  {
+    auto cal = low_limits(1 << 20);
+    const auto summary = run(cal, true);
+    ASSERT_EQ(summary.results.size(), 1u);
+    const auto& r = summary.results.front();
+    ASSERT_EQ(summary.limits_rechecked.size(), 1u);
+    const auto& done = summary.limits_rechecked.front();
+    EXPECT_EQ(done["space"], "Serial");
+    EXPECT_EQ(done["after"], "stream_copy kernel float64 n=100000");
+    EXPECT_EQ(done["limit"], "memory");
+    EXPECT_FALSE(done.contains("error")) << done;
+    EXPECT_TRUE(r.limit.beyond_cache);
+    EXPECT_GT(r.limit.value, 1e-6);
+    EXPECT_DOUBLE_EQ(r.limit.value, cal.find("Serial")->memory_gbps());
+    EXPECT_DOUBLE_EQ(r.pct_of_limit, r.gbps / r.limit.value);
+    EXPECT_EQ(summary.to_json()["limits_rechecked"], summary.limits_rechecked);
+  }
+  {
+    auto cal = low_limits(1 << 20);
+    const auto summary = run(cal, false);
+    EXPECT_TRUE(summary.limits_rechecked.empty());
+    EXPECT_DOUBLE_EQ(summary.results.front().limit.value, 1e-6);
+  }
+  {
+    auto cal = low_limits(0);  // no size to measure at: said, and the run goes on
+    const auto summary = run(cal, true);
+    ASSERT_EQ(summary.limits_rechecked.size(), 1u);
+    EXPECT_TRUE(summary.limits_rechecked.front().contains("error"));
+    EXPECT_EQ(summary.results.front().status, portalab::Status::pass);
+    EXPECT_DOUBLE_EQ(summary.results.front().limit.value, 1e-6);
+  }
+}
+
 // Limits of transfers name their copy mode; a row without a limit has null.
 TEST(Calibrate, LimitsAreDataInTheFiles) {
   portalab::Limit duplex{portalab::Bound::transfer, 110.0, portalab::CopyMode::pinned};

@@ -219,7 +219,7 @@ sizes = [100]
   cal.spaces = {host_limits()};
   cal.spaces.push_back(host_limits());
   cal.spaces[1].space = parallel_host();
-  for (const Calibration* limits : std::initializer_list<const Calibration*>{&cal, nullptr}) {
+  for (Calibration* limits : std::initializer_list<Calibration*>{&cal, nullptr}) {
     std::ostringstream progress;
     RunOptions options;
     options.progress = &progress;

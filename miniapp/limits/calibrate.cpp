@@ -38,6 +38,10 @@ double SpaceLimits::read_limit_gbps() const {
   return read_gbps > 0 ? read_gbps : memory_gbps();
 }
 
+bool SpaceLimits::beyond_cache(double bytes) const {
+  return cache_bytes > 0 && bytes >= 8.0 * static_cast<double>(cache_bytes);
+}
+
 double SpaceLimits::transfer_gbps(const std::string& kind) const {
   const auto it = transfers.find(kind);
   double best = 0.0;
@@ -468,6 +472,61 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
   return cal;
 }
 
+const Recheck& recheck_bandwidth(Calibration& c, const std::string& space, const std::string& after,
+                                 double row_pct, const std::string& limit) {
+  SpaceLimits* s = nullptr;
+  for (auto& one : c.spaces)
+    if (one.space == space) s = &one;
+  if (s == nullptr || s->stream_bytes == 0)
+    throw std::runtime_error(fmt::format("{}: not calibrated, nothing to re-measure", space));
+  const auto start = std::chrono::steady_clock::now();
+  Recheck r;
+  r.after = after;
+  r.row_pct = row_pct;
+  r.limit = limit;
+  r.limit_before = limit == "read" ? s->read_limit_gbps() : s->memory_gbps();
+  bool found = false;
+  for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if (Space::name() != space) return;
+    found = true;
+    // As the calibration measured them: its array size, its repetitions.
+    Sizes z = sizes_for(s->host, c.mode == "quick", Kokkos::DefaultHostExecutionSpace().concurrency());
+    z.stream_elements = s->stream_bytes / sizeof(double);
+    if (s->host && 3 * s->stream_bytes > host_available_bytes())
+      throw std::runtime_error(fmt::format(
+          "{}: three arrays of {:.0f} MB, as calibrated, do not fit in the {:.0f} MB available now",
+          space, s->stream_bytes / 1e6, host_available_bytes() / 1e6));
+    SpaceLimits again;
+    again.space = space;
+    measure_stream(Space(), again, z);
+    r.copy_kernel_gbps = again.copy_kernel_gbps;
+    r.copy_deep_copy_gbps = again.copy_deep_copy_gbps;
+    r.triad_gbps = again.triad_gbps;
+    r.read_gbps = again.read_gbps;
+  });
+  if (!found) throw InputError(fmt::format("{}: not compiled in this portalab", space));
+  s->copy_kernel_gbps = std::max(s->copy_kernel_gbps, r.copy_kernel_gbps);
+  s->copy_deep_copy_gbps = std::max(s->copy_deep_copy_gbps, r.copy_deep_copy_gbps);
+  s->triad_gbps = std::max(s->triad_gbps, r.triad_gbps);
+  s->read_gbps = std::max(s->read_gbps, r.read_gbps);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s->rechecks.push_back(std::move(r));
+  return s->rechecks.back();
+}
+
+nlohmann::json to_json(const Recheck& r) {
+  return {{"after", r.after},
+          {"row_pct_of_limit", r.row_pct},
+          {"limit", r.limit},
+          {"limit_before_gbps", r.limit_before},
+          {"copy_kernel_gbps", r.copy_kernel_gbps},
+          {"copy_deep_copy_gbps", r.copy_deep_copy_gbps},
+          {"triad_gbps", r.triad_gbps},
+          {"read_gbps", r.read_gbps},
+          {"seconds", r.seconds}};
+}
+
 nlohmann::json to_json(const Calibration& c) {
   nlohmann::json spaces = nlohmann::json::array();
   for (const auto& s : c.spaces) {
@@ -486,6 +545,8 @@ nlohmann::json to_json(const Calibration& c) {
       if (u.bytes > 0) one["bytes"] = u.bytes;
       unsteady.push_back(std::move(one));
     }
+    nlohmann::json rechecks = nlohmann::json::array();
+    for (const auto& r : s.rechecks) rechecks.push_back(to_json(r));
     spaces.push_back({{"space", s.space},
                       {"host", s.host},
                       {"memory_gbps", s.memory_gbps()},
@@ -503,6 +564,7 @@ nlohmann::json to_json(const Calibration& c) {
                       {"gemm_n", s.gemm_n},
                       {"launch_us", s.launch_us},
                       {"unsteady", unsteady}});
+    if (!s.rechecks.empty()) spaces.back()["rechecks"] = rechecks;
     if (!s.stores.empty())
       spaces.back()["stores"] = {{"choice", s.stores},
                                  {"copy_choice", s.copy_stores},
@@ -564,6 +626,20 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
                                 u.at("slowest").get<double>(), u.at("repetitions").get<int>(),
                                 u.value("dtype", std::string()),
                                 u.value("bytes", std::size_t{0})});
+      if (js.contains("rechecks"))  // only a run's calibration has them
+        for (const auto& r : js.at("rechecks")) {
+          Recheck one;
+          one.after = r.at("after").get<std::string>();
+          one.row_pct = r.at("row_pct_of_limit").get<double>();
+          one.limit = r.at("limit").get<std::string>();
+          one.limit_before = r.at("limit_before_gbps").get<double>();
+          one.copy_kernel_gbps = r.at("copy_kernel_gbps").get<double>();
+          one.copy_deep_copy_gbps = r.at("copy_deep_copy_gbps").get<double>();
+          one.triad_gbps = r.at("triad_gbps").get<double>();
+          one.read_gbps = r.at("read_gbps").get<double>();
+          one.seconds = r.at("seconds").get<double>();
+          s.rechecks.push_back(std::move(one));
+        }
       c.spaces.push_back(std::move(s));
     }
     if (j.contains("links")) c.links = links_from_json(j.at("links"));
@@ -571,6 +647,20 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not a portalab calibration file: {}", path, e.what()));
   }
+}
+
+std::string format_recheck(const SpaceLimits& s, const Recheck& r) {
+  const double measured = r.limit == "read"
+                              ? r.read_gbps
+                              : std::max({r.copy_kernel_gbps, r.copy_deep_copy_gbps, r.triad_gbps});
+  return fmt::format("{} {} limit re-measured after {} ran at {:.0f}% of it: {:.1f} -> {:.1f} GB/s "
+                     "(again: copy {:.1f}, memcpy {:.1f}, triad {:.1f}, read {:.1f}; {:.1f} s){}",
+                     s.space, r.limit, r.after, 100 * r.row_pct, r.limit_before,
+                     std::max(r.limit_before, measured), r.copy_kernel_gbps, r.copy_deep_copy_gbps,
+                     r.triad_gbps, r.read_gbps, r.seconds,
+                     measured > r.limit_before
+                         ? ": the machine's bandwidth had changed since calibration"
+                         : ": not higher; the row is faster than this space's loops measured it");
 }
 
 std::string format_calibration(const Calibration& c) {
@@ -622,6 +712,8 @@ std::string format_calibration(const Calibration& c) {
                          "over {}x the fastest): the machine was busy; results against this "
                          "limit are unreliable\n",
                          s.space, u.text(), u.repetitions, u.fastest, u.slowest, unsteady_ratio);
+  for (const auto& s : c.spaces)
+    for (const auto& r : s.rechecks) out += "  " + format_recheck(s, r) + "\n";
   if (!c.links.empty()) out += format_links(c.links);
   return out;
 }

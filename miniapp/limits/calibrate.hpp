@@ -33,6 +33,19 @@ struct Unsteady {
   std::string text() const;       // "gemm_gflops float32", "h2d_pinned_gbps at 1048576 bytes"
 };
 
+// The memory bandwidths of a space measured again during a run, after a row
+// beyond the cache ran above the limit they gave (recheck_bandwidth).
+struct Recheck {
+  std::string after;         // the row: "dot native float64 n=300000000"
+  double row_pct = 0.0;      // its share of the limit before
+  double limit_before = 0.0;  // that limit (GB/s), and which: "memory" or "read"
+  std::string limit;
+  // Re-measured, the fastest repetition of each; the space keeps the higher
+  // of these and what it had.
+  double copy_kernel_gbps = 0.0, copy_deep_copy_gbps = 0.0, triad_gbps = 0.0, read_gbps = 0.0;
+  double seconds = 0.0;  // the measurement's own
+};
+
 struct SpaceLimits {
   std::string space;
   bool host = true;
@@ -70,6 +83,7 @@ struct SpaceLimits {
   std::string copy_stores;
   double copy_plain_gbps = 0.0, copy_streaming_gbps = 0.0;
   std::vector<Unsteady> unsteady;  // limits not to be trusted
+  std::vector<Recheck> rechecks;   // during a run, in order (raised the limits above)
 
   // The memory-bandwidth limit: the best of copy, memcpy and triad.
   double memory_gbps() const;
@@ -77,6 +91,10 @@ struct SpaceLimits {
   // not measured (an older calibration file).
   double read_limit_gbps() const;
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
+  // Whether `bytes` moved per repetition leave the last-level cache as
+  // STREAM has it (two arrays, each 4x the cache); false where the cache is
+  // unknown (device spaces).
+  bool beyond_cache(double bytes) const;
 };
 
 class Comm;
@@ -139,6 +157,20 @@ std::optional<bool> host_stores_forced();
 // stores, the bytes from which they stream (null: never) and why.
 nlohmann::json apply_host_stores(const Calibration* c);
 
+// Re-measures `space`'s copy, memcpy, triad and read bandwidths as its
+// calibration did (arrays of its stream_bytes, as many repetitions) and keeps
+// the higher of each: a row beyond the cache (`after`, at `row_pct` of its
+// `limit`, "memory" or "read") outran a limit taken in a slower moment of
+// the machine. Records the Recheck and returns it. Throws InputError when the
+// space is not compiled, runtime_error when the arrays do not fit now or a
+// check fails. Needs Kokkos initialised.
+const Recheck& recheck_bandwidth(Calibration& c, const std::string& space, const std::string& after,
+                                 double row_pct, const std::string& limit);
+
+// "Serial read limit re-measured after ... : 15.9 -> 17.3 GB/s (...)"
+std::string format_recheck(const SpaceLimits& s, const Recheck& r);
+
+nlohmann::json to_json(const Recheck& r);
 nlohmann::json to_json(const Calibration& c);
 // Reads what to_json wrote; throws InputError naming the file when a field is missing.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& path);

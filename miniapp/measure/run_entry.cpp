@@ -67,8 +67,7 @@ Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& ran
 // The row's rates as fractions of the limits calibrated for its space; with
 // several ranks, of as many times the limit (each rank has its own), and
 // between ranks, of the links calibrated among them.
-void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& cal, const Entry& e) {
-  const Bound bound = e.experiment->bound_of(e.variant);
+void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& cal, Bound bound) {
   r.limit = {bound, 0.0, r.copies};
   const std::string mode(to_string(r.copies));
   // Each rank has its own memory, device and copy engines.
@@ -81,8 +80,14 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& c
     case Bound::compute:
       r.limit.value = per_rank * (lim.gemm_gflops.count(r.dtype) ? lim.gemm_gflops.at(r.dtype) : 0.0);
       break;
-    case Bound::memory: r.limit.value = per_rank * lim.memory_gbps(); break;
-    case Bound::read: r.limit.value = per_rank * lim.read_limit_gbps(); break;
+    case Bound::memory:
+      r.limit.value = per_rank * lim.memory_gbps();
+      r.limit.beyond_cache = lim.beyond_cache(r.bytes / per_rank);
+      break;
+    case Bound::read:
+      r.limit.value = per_rank * lim.read_limit_gbps();
+      r.limit.beyond_cache = lim.beyond_cache(r.bytes / per_rank);
+      break;
     case Bound::peer: r.limit.value = cal.links.peer_gbps(r.ranks, false); break;
     case Bound::peer_duplex: r.limit.value = cal.links.peer_gbps(r.ranks, true); break;
     case Bound::collective: r.limit.value = cal.links.allreduce_busbw(r.space, r.ranks); break;
@@ -466,6 +471,11 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
 
 }  // namespace
 
+void hold_to_limits(Result& r, const Calibration& cal) {
+  if (r.status != Status::pass && r.status != Status::fail) return;
+  if (const auto* lim = cal.find(r.space)) compare_with_limits(r, *lim, cal, r.limit.bound);
+}
+
 CaseSlot::CaseSlot() = default;
 CaseSlot::~CaseSlot() = default;
 
@@ -501,6 +511,11 @@ Case* CaseSlot::get(const Entry& e, const Comm& group, Status& status, std::stri
   status = m_status;
   note = m_note;
   return m_case.get();
+}
+
+void CaseSlot::release() {
+  m_case.reset();
+  m_case_id.reset();
 }
 
 Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
@@ -560,7 +575,7 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   }
   if (r.status == Status::pass || r.status == Status::fail)
     if (const auto* lim = options.limits ? options.limits->find(e.space) : nullptr)
-      compare_with_limits(r, *lim, *options.limits, e);
+      compare_with_limits(r, *lim, *options.limits, e.experiment->bound_of(e.variant));
   // The values themselves, as the lab prints them (array_ops).
   if (options.tables && c) r.shown = c->show(e.variant);
   return r;

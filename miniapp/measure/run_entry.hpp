@@ -30,7 +30,11 @@ struct RunOptions {
   // results.csv and results.json go here (result_files.hpp); a folder that
   // cannot be written stops run_deck before it measures (OutputError).
   std::optional<std::string> out_dir;
-  const Calibration* limits = nullptr;  // fills each row's limit and pct_of_limit
+  // Fills each row's limit and pct_of_limit. With one rank, a case whose row
+  // beyond the cache outran its memory or read limit has that space's
+  // bandwidths re-measured into it (recheck_bandwidth), unless recheck_limits is off.
+  Calibration* limits = nullptr;
+  bool recheck_limits = true;
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
   const Registry* registry = nullptr;  // nullptr: the program's
@@ -56,6 +60,9 @@ class CaseSlot {
   // The case for e, made if it is a new one; nullptr with status and note
   // set when it cannot be (memory, allocation, setup error).
   Case* get(const Entry& e, const Comm& group, Status& status, std::string& note);
+  // Frees the case now (its memory, before a limit is re-measured); the next
+  // entry makes its own.
+  void release();
 
  private:
   std::optional<std::size_t> m_case_id;
@@ -67,6 +74,10 @@ class CaseSlot {
 // Measures one entry: applicability, its case, the cold call, warm-ups and
 // repetitions (each fenced), the check. Throws Interrupted at a safe point.
 Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
+
+// r's limit and pct_of_limit again, from the limit of its kind (r.limit.bound)
+// in cal, as it now is (after a recheck_bandwidth). Rows that did not run are left.
+void hold_to_limits(Result& r, const Calibration& cal);
 
 // run_deck's, with several ranks: each gate passed is progress.
 extern Watchdog* watchdog;

@@ -601,12 +601,19 @@ std::string format_table(std::span<const Result> results, const std::string& exp
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
                          first.limit.kind());
     // The memory limit is calibrated on arrays far larger than the caches.
-    if (std::any_of(rows.begin(), rows.end(), [](const Result* r) {
-          return r->pct_of_limit > 1.05 &&
-                 (r->limit.bound == Bound::memory || r->limit.bound == Bound::read);
-        }))
+    auto above = [&](bool beyond) {
+      return std::any_of(rows.begin(), rows.end(), [&](const Result* r) {
+        return r->pct_of_limit > (beyond ? 1.0 : 1.05) && r->limit.beyond_cache == beyond &&
+               (r->limit.bound == Bound::memory || r->limit.bound == Bound::read);
+      });
+    };
+    if (above(false))
       out += "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
              "was measured on\n";
+    if (above(true))
+      out += "  %lim above 100% beyond the cache: the limit reads low, measured in a slower "
+             "moment of the machine; a one-rank run re-measures it after such a row "
+             "(\"limits:\" lines, limits_rechecked in the summary)\n";
     // Rows the host BLAS or LAPACK served with kernels narrower than the CPU's.
     const HostBlasKernels& blas = host_blas_kernels();
     if (!blas.warning.empty() && std::any_of(rows.begin(), rows.end(), [&](const Result* r) {

@@ -39,6 +39,10 @@ struct Limit {
   Bound bound = Bound::memory;
   double value = 0.0;  // 0: not calibrated
   CopyMode copies = CopyMode::pageable;
+  // A memory or read limit, and the row's bytes leave the last-level cache
+  // as STREAM has it (SpaceLimits::beyond_cache): above 100% means the
+  // limit reads low, not that a cache served the row.
+  bool beyond_cache = false;
 
   bool known() const { return value > 0; }
   // "memory 4105 GB/s", "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"

@@ -45,6 +45,8 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
       sink.record(run_entry(e, slot, options));
       const bool last = i + 1 == entries.size();
       if (last || entries[i + 1].case_id != e.case_id) {
+        // Several ranks would have to re-measure together: one rank only.
+        if (all.size() == 1) sink.recheck_limits(case_first_row, [&] { slot.release(); });
         sink.case_done(*e.experiment, case_first_row);
         case_first_row = sink.rows();
       }

@@ -1,6 +1,7 @@
 #include "run/sink.hpp"
 
 #include "experiment/experiment.hpp"
+#include "limits/calibrate.hpp"
 #include "plan/dry_run.hpp"
 #include "platform/interrupt.hpp"
 #include "results/analysis.hpp"
@@ -31,6 +32,7 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
     j["multi_rank_crossover"] = rank_crossover_json(find_rank_crossovers(results));
     j["float64_over_float32"] = dtype_ratios_json(find_dtype_ratios(results));
   }
+  if (!limits_rechecked.empty()) j["limits_rechecked"] = limits_rechecked;
   if (!incomplete.empty()) j["incomplete"] = incomplete;
   if (interrupted_by != 0)
     j["interrupted"] = {{"signal", signal_name(interrupted_by)},
@@ -116,6 +118,46 @@ void Sink::case_done(const ExperimentInfo& experiment, std::size_t first) {
   if (!experiment.relate || first >= m_summary.results.size()) return;
   experiment.relate(std::span<Result>(m_summary.results).subspan(first));
   write_files(first, false);
+}
+
+void Sink::recheck_limits(std::size_t first, const std::function<void()>& free_case) {
+  Calibration* cal = m_options.limits;
+  if (cal == nullptr || !m_options.recheck_limits) return;
+  // The row furthest above its limit, by space.
+  std::map<std::string, std::size_t> worst;
+  for (std::size_t i = first; i < m_summary.results.size(); ++i) {
+    const Result& r = m_summary.results[i];
+    const SpaceLimits* lim = cal->find(r.space);
+    if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
+        (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) ||
+        r.pct_of_limit <= 1.0 || !lim->beyond_cache(r.bytes))
+      continue;
+    const auto [it, added] = worst.try_emplace(r.space, i);
+    if (!added && r.pct_of_limit > m_summary.results[it->second].pct_of_limit) it->second = i;
+  }
+  if (worst.empty()) return;
+  free_case();  // its arrays' memory, for the calibration's
+  for (const auto& [space, i] : worst) {
+    const Result& r = m_summary.results[i];
+    const std::string after = fmt::format("{} {} {} n={}", r.experiment, r.variant, r.dtype, r.n);
+    nlohmann::json record = {{"space", space}, {"after", after}, {"row_pct_of_limit", r.pct_of_limit}};
+    std::string said;
+    try {
+      const Recheck& done =
+          recheck_bandwidth(*cal, space, after, r.pct_of_limit, std::string(r.limit.kind()));
+      record.update(to_json(done));
+      said = format_recheck(*cal->find(space), done);
+    } catch (const std::exception& e) {
+      record["error"] = e.what();
+      said = fmt::format("{} limits not re-measured after {} ran at {:.0f}% of them: {}", space,
+                         after, 100 * r.pct_of_limit, e.what());
+    }
+    m_summary.limits_rechecked.push_back(std::move(record));
+    if (m_options.progress) fmt::print(*m_options.progress, "limits: {}\n", said);
+  }
+  for (auto& r : m_summary.results)
+    if (worst.count(r.space)) hold_to_limits(r, *cal);
+  write_files(0, false);
 }
 
 void Sink::experiment_done(const std::string& experiment) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -36,6 +37,9 @@ struct RunSummary {
   // Set when the result files could not be written: the reason. The run
   // went on; the files hold what was written before.
   std::string incomplete;
+  // The limits re-measured during the run (Sink::recheck_limits), in order:
+  // each names its space and the row that prompted it.
+  nlohmann::json limits_rechecked = nlohmann::json::array();
   // Counts and failures; `analysis` adds the crossover and type ratios, which
   // read every row (once, at the end, not after each entry).
   nlohmann::json to_json(bool analysis = true) const;
@@ -51,6 +55,13 @@ class Sink {
   void record(Result r);
   // The rows from `first` on are one case, all measured: relate its variants.
   void case_done(const ExperimentInfo& experiment, std::size_t first);
+  // The rows from `first` on are one case, all measured (one rank): where a
+  // row beyond the cache ran above its space's memory or read limit, frees
+  // the case (`free_case`), re-measures that space's bandwidths into
+  // options.limits (recheck_bandwidth) and holds every row of the space to
+  // the limits as they now are. A failed re-measurement is said and recorded;
+  // the limits stay.
+  void recheck_limits(std::size_t first, const std::function<void()>& free_case);
   // The experiment's rows are all in: its console table.
   void experiment_done(const std::string& experiment);
   // A signal stopped the run while `abandoned` was running.

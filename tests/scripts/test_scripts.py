@@ -426,6 +426,43 @@ class HostPeersTest(unittest.TestCase):
         with open(said) as f:
             self.assertIn(f"stores: {self.space} streaming in loops, streaming in copies", f.read())
 
+    def test_a_limit_the_reruns_measured_again_holds_the_rows(self):
+        self.need_numba()
+        # The run's limits far too low and every row beyond the cache: each
+        # rerun's row outruns them, the rerun re-measures them, and the table
+        # holds the rows to what it measured, not to the run's.
+        limits = os.path.join(self.tmp, "low.json")
+        done = subprocess.run([os.environ["PORTALAB"], "calibrate", "--quick", "--spaces", self.space,
+                               "--out", limits], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(limits) as f:
+            cal = json.load(f)["calibration"]
+        for s in cal["spaces"]:
+            for k in ("memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
+                      "read_gbps"):
+                s[k] = 1e-3
+            s["cache_bytes"] = 1
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            doc = json.load(f)
+        doc["provenance"]["calibration"] = cal
+        for r in doc["results"]:
+            r["limit"] = {"name": "memory", "value": 1e-3, "unit": "GB/s"}
+            r["pct_of_limit"] = r["gbps"] / 1e-3
+        low = os.path.join(self.tmp, "low_results.json")
+        with open(low, "w") as f:
+            json.dump(doc, f)
+        rc, out, err = script("host_peers.py", low, "--space", self.space, "--min-n", "0",
+                              "--reps", "2", "--experiment", "stream_copy", "--portalab",
+                              os.environ["PORTALAB"], "--rounds", "1")
+        self.assertIn(rc, (0, 1), err)
+        rows = [line for line in out.splitlines() if line.startswith("stream_")]
+        self.assertEqual(len(rows), 6, out)
+        for r in rows:
+            pct = [t for t in r.split() if t.endswith("%")]
+            self.assertEqual(len(pct), 1, r)
+            # 1e-3 GB/s would make it millions of percent.
+            self.assertLess(float(pct[0][:-1]), 10000, r)
+
     def test_a_binary_that_fails_exits_2_naming_it(self):
         self.need_numba()
         rc, _, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
