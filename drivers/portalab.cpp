@@ -58,6 +58,29 @@ std::vector<std::string> spaces_used(const portalab::Deck& deck) {
   return used;
 }
 
+// Kokkos' arguments, with Threads on one thread where the run measures
+// Serial without Threads (serial_alone_threads_option says why), said once.
+struct KokkosArgs {
+  std::vector<char*> argv;
+  std::string added;
+  int argc = 0;
+  KokkosArgs(int given_argc, char** given_argv, const std::vector<std::string>& spaces, bool root)
+      : argv(given_argv, given_argv + given_argc) {
+    added = portalab::serial_alone_threads_option(spaces, {given_argv + 1, given_argv + given_argc});
+    if (!added.empty()) {
+      argv.push_back(added.data());
+      // Said where it overrides a count (Kokkos' default is one thread).
+      if (const char* env = std::getenv("KOKKOS_NUM_THREADS"); root && env)
+        fmt::print(stderr, "Threads: one thread, not KOKKOS_NUM_THREADS={}: Serial is measured "
+                           "without Threads, whose idle workers would spin beside it "
+                           "(--kokkos-num-threads sets it)\n",
+                   env);
+    }
+    argc = static_cast<int>(argv.size());
+    argv.push_back(nullptr);
+  }
+};
+
 portalab::Calibration read_calibration(const std::string& path) {
   // Bounded before parsing, as a deck is: a calibration file is a few kB.
   constexpr std::size_t max_bytes = 16 << 20;
@@ -89,7 +112,8 @@ portalab::Calibration read_calibration(const std::string& path) {
 // from the limits given or from a quick calibration; nothing runs.
 int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> limits,
             int& kokkos_argc, char** kokkos_argv) {
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  KokkosArgs args(kokkos_argc, kokkos_argv, spaces_used(deck), portalab::world().rank() == 0);
+  Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   const bool given = limits.has_value();
   if (!limits) {
     if (portalab::world().rank() == 0)
@@ -171,6 +195,7 @@ portalab::Calibration calibrate_everywhere(const std::vector<std::string>& space
 
 int report(const portalab::RunSummary& summary, const std::optional<std::string>& out);
 
+
 int run(const std::string& deck_arg, const std::optional<std::string>& out,
         const portalab::DeckOverrides& overrides,
         const std::optional<std::string>& calibration_path, bool dry,
@@ -197,8 +222,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
     return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
   }
   portalab::install_interrupt_handlers();
+  KokkosArgs args(kokkos_argc, kokkos_argv, spaces_used(deck), root);
   const auto start = std::chrono::steady_clock::now();
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   const double init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -220,6 +246,8 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
                init_ms);
 
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
+  if (const auto w = portalab::serial_beside_threads_warning(spaces_used(deck)); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
   if (root)
     fmt::print(stderr, "energy: {}\n",
@@ -314,8 +342,11 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
     if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
     portalab::host_stores_forced();
   });
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
+  Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
+  if (const auto w = portalab::serial_beside_threads_warning(spaces); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
   if (root)
     fmt::print(stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n",

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -299,5 +300,31 @@ TEST(ThreadsAffinity, AMainThreadOnOneCpuIsSeen) {
     EXPECT_TRUE(w.empty()) << w;
 }
 #endif
+
+// Serial measured without Threads starts Threads on one thread (over
+// KOKKOS_NUM_THREADS), unless the command line gives a count; only where
+// Threads is compiled.
+TEST(ThreadsAffinity, SerialAloneStartsThreadsOnOneThread) {
+  const auto names = portalab::enabled_space_names();
+  const bool threads = std::find(names.begin(), names.end(), "Threads") != names.end();
+  const std::string one = "--kokkos-num-threads=1";
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Serial"}, {}), threads ? one : "");
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Serial", "Cuda"}, {"--kokkos-device-id=0"}),
+            threads ? one : "");
+  // Threads measured too, every space (none named), or no Serial: left alone.
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Serial", "Threads"}, {}), "");
+  EXPECT_EQ(portalab::serial_alone_threads_option({}, {}), "");
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Threads"}, {}), "");
+  // A count on the command line wins.
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Serial"}, {"--kokkos-num-threads=8"}), "");
+  EXPECT_EQ(portalab::serial_alone_threads_option({"Serial"}, {"--kokkos-threads=8"}), "");
+  // Both measured, Threads on several threads: the warning names the cure.
+  const std::string w = portalab::serial_beside_threads_warning({"Serial", "Threads"});
+  if (threads && portalab::space_concurrency("Threads") > 1)
+    EXPECT_NE(w.find("run Serial apart"), std::string::npos) << w;
+  else
+    EXPECT_TRUE(w.empty()) << w;
+  EXPECT_TRUE(portalab::serial_beside_threads_warning({"Serial"}).empty());
+}
 
 }  // namespace

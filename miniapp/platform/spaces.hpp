@@ -69,6 +69,20 @@ std::string threads_affinity_warning(int threads, int cpus, const char* proc_bin
 // The same for this process once Kokkos has started (empty without Threads).
 std::string threads_affinity_warning();
 
+// Idle Kokkos Threads workers never sleep: each yields in a loop
+// (Kokkos_Threads_Instance.cpp, wait_yield). On an H200 node's 16-core Xeon,
+// 15 of them made a Serial copy of 1e8 doubles 8-11% slower (84.5 and 87.1
+// ms against 76.4 and 79.6 with none). Where Threads is compiled and
+// `spaces` (what a run or calibration measures; empty: every compiled one)
+// has Serial and not Threads: the option that starts Threads on one thread,
+// "--kokkos-num-threads=1" (over KOKKOS_NUM_THREADS, which a job script sets
+// for all its runs); empty where `kokkos_args` give a count themselves.
+std::string serial_alone_threads_option(const std::vector<std::string>& spaces,
+                                        const std::vector<std::string>& kokkos_args);
+// Serial and Threads in one run, Threads on several threads: the warning
+// that Serial rows run beside its spinning workers (empty otherwise).
+std::string serial_beside_threads_warning(const std::vector<std::string>& spaces);
+
 // Kokkos' own spelling of a space given in any case, or "" if not compiled.
 std::string canonical_space_name(std::string_view name);
 
