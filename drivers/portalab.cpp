@@ -307,6 +307,18 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
                f["space"].get<std::string>(), f["dtype"].get<std::string>(),
                f["n"].get<std::size_t>(), f["copies"].get<std::string>(),
                f["detail"].get<std::string>());
+  // Said again at the end: tables printed before a re-measurement show the
+  // lower limit, the files every row against the higher.
+  for (const auto& r : summary.limits_rechecked)
+    fmt::print("limits of {} re-measured after {} ran at {:.0f}% of them: {}\n",
+               r["space"].get<std::string>(), r["after"].get<std::string>(),
+               100 * r["row_pct_of_limit"].get<double>(),
+               r.contains("error")
+                   ? "failed: " + r["error"].get<std::string>()
+                   : fmt::format("{} limit {:.1f} GB/s before; the result files hold every row of "
+                                 "{} against the limits as re-measured",
+                                 r["limit"].get<std::string>(), r["limit_before_gbps"].get<double>(),
+                                 r["space"].get<std::string>()));
   if (!summary.incomplete.empty())
     fmt::print("results INCOMPLETE: {}; the files in {} hold the entries written before "
                "(results.jsonl the most)\n",

@@ -421,6 +421,42 @@ class CommandLineTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr[-2000:])
                 self.assertIn(f"{name}={value}", p.stderr)
 
+    def test_a_limit_a_row_outran_is_measured_again_and_said(self):
+        # Limits far too low and a cache of one byte: the row, beyond it,
+        # outruns them; the run measures them again, says so on stderr and
+        # at the end, records it in the summary, and its files stay valid.
+        tmp = tempfile.mkdtemp(prefix="portalab_recheck_")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        measured = os.path.join(tmp, "cal.json")
+        p = self.portalab("calibrate", "--quick", "--spaces", "Serial", "--out", measured)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        with open(measured) as f:
+            cal = json.load(f)
+        for space in cal["calibration"]["spaces"]:
+            for key in ("memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
+                        "read_gbps"):
+                space[key] = 1e-3
+            space["cache_bytes"] = 1
+        low = os.path.join(tmp, "low.json")
+        with open(low, "w") as f:
+            json.dump(cal, f)
+        deck = os.path.join(tmp, "copy.toml")
+        with open(deck, "w") as f:
+            f.write('calibrate = "none"\nreps = 2\nwarmups = 0\ncopies = "none"\n'
+                    'spaces = ["Serial"]\n[stream_copy]\nsizes = [100000]\n'
+                    'variants = ["kernel"]\n')
+        out = os.path.join(tmp, "out")
+        p = self.portalab("run", deck, "--calibration", low, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        row = "stream_copy kernel float64 n=100000"
+        self.assertIn(f"limits: Serial memory limit re-measured after {row}", p.stderr)
+        self.assertIn(f"limits of Serial re-measured after {row}", p.stdout)
+        doc, _ = read_results(out)
+        [done] = doc["summary"]["limits_rechecked"]
+        self.assertEqual((done["space"], done["after"], done["limit"]), ("Serial", row, "memory"))
+        self.assertNotIn("error", done)
+        self.assertGreater(doc["results"][0]["limit"]["value"], 1e-3)
+
     def test_calibration_file_bounded_before_parsing(self):
         # A million '[' overflowed nlohmann::json's stack (exit 139).
         tmp = tempfile.mkdtemp(prefix="portalab_cal_")
