@@ -155,6 +155,18 @@ TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
   EXPECT_EQ(rows[3].baseline, "");
 }
 
+// A 4-rank run printed "scaling=0" for a deck that said scaling = "strong".
+TEST(Parameters, NamedChoicesReadAsTheDeckGivesThem) {
+  using portalab::Parameters;
+  const Parameters strong{{"scaling", 0}}, weak{{"scaling", 1}}, chunks{{"chunks", 16}};
+  EXPECT_EQ(portalab::to_string(strong, "dot_distributed"), "scaling=strong");
+  EXPECT_EQ(portalab::to_string(weak, "dot_distributed"), "scaling=weak");
+  EXPECT_EQ(portalab::parameters_json(weak, "dot_distributed")["scaling"], "weak");
+  EXPECT_EQ(portalab::to_string(chunks, "copy_overlap"), "chunks=16");
+  EXPECT_EQ(portalab::parameters_json(chunks, "copy_overlap")["chunks"], 16);
+  EXPECT_EQ(portalab::to_string(strong), "scaling=0");  // no experiment: the number
+}
+
 TEST(Summaries, MedianMinMaxAndSampleStdDev) {
   const auto s = portalab::summarize({4.0, 1.0, 3.0, 2.0});
   EXPECT_DOUBLE_EQ(s.median, 2.5);

@@ -84,7 +84,7 @@ struct Sizes {
 // takes seconds (quick) or well under 30 s (full). The host gemm at a size
 // where the BLAS runs at its peak: 512 gave OpenBLAS a third of it on 16
 // cores; 2048 is near it on a few cores, 4096 on many.
-Sizes sizes_for(bool host, bool quick, int host_threads) {
+Sizes sizes_for(bool host, bool quick, int host_threads, std::size_t device_free_bytes = 0) {
   if (host) {
     const std::size_t beyond_cache = 4 * last_level_cache_bytes() / sizeof(double);
     // Three arrays: keep them within a quarter of the memory available.
@@ -104,8 +104,15 @@ Sizes sizes_for(bool host, bool quick, int host_threads) {
     // node's bandwidth wandered 10% between windows a minute apart).
     return quick ? Sizes{n, {}, gemm_n, 3} : Sizes{n, {}, gemm_n, 20};
   }
-  return quick ? Sizes{1u << 25, {1u << 20, 1u << 26}, 4096, 5}
-               : Sizes{1u << 27, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
+  // A GPU's bandwidths from 2 GiB arrays, in either mode (a few ms each): a
+  // kernel's fixed cost (launch, ramp, the reduction's last block: ~25 us on
+  // an H100) took 11% off a read of 2^25 doubles, and a dot of 2e9 floats
+  // then read 111% of that limit. Three arrays within a quarter of the free
+  // memory.
+  const std::size_t device_n = std::min<std::size_t>(
+      std::size_t{1} << 28, std::max<std::size_t>(device_free_bytes / 4 / 3 / sizeof(double), 1u << 20));
+  return quick ? Sizes{device_n, {1u << 20, 1u << 26}, 4096, 5}
+               : Sizes{device_n, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
 }
 
 double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
@@ -448,7 +455,8 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     s.space = name;
     s.host = is_host_space_v<Space>;
     if (s.host) s.cache_bytes = last_level_cache_bytes();
-    const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency());
+    const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency(),
+                              s.host ? 0 : space_free_bytes(name));
     const Space exec;
     if constexpr (is_host_space_v<Space>) {
       say(name + ": plain or streaming stores beyond the cache");

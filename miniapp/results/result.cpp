@@ -1,5 +1,6 @@
 #include "results/result.hpp"
 
+#include "experiment/experiment.hpp"
 #include "platform/host_blas.hpp"
 #include "platform/spaces.hpp"
 
@@ -126,10 +127,39 @@ void assign_speedups(std::vector<Result>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) speedups.add(results, i);
 }
 
-std::string to_string(const Parameters& p) {
+namespace {
+// The name of choice v of `experiment`'s parameter `name`, or "" where it has
+// no named choices (or the experiment is not registered: a test's row).
+std::string choice_name(std::string_view experiment, std::string_view name, std::int64_t v) {
+  if (experiment.empty()) return {};
+  const ExperimentInfo* info = find_experiment(experiment);
+  if (!info) return {};
+  for (const auto& spec : info->parameters)
+    if (spec.name == name && v >= 0 && static_cast<std::size_t>(v) < spec.choices.size())
+      return spec.choices[static_cast<std::size_t>(v)];
+  return {};
+}
+}  // namespace
+
+std::string to_string(const Parameters& p, std::string_view experiment) {
   std::string s;
-  for (const auto& [k, v] : p) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+  for (const auto& [k, v] : p) {
+    const std::string choice = choice_name(experiment, k, v);
+    s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, choice.empty() ? std::to_string(v) : choice);
+  }
   return s;
+}
+
+nlohmann::json parameters_json(const Parameters& p, std::string_view experiment) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : p) {
+    const std::string choice = choice_name(experiment, k, v);
+    if (choice.empty())
+      out[k] = v;
+    else
+      out[k] = choice;
+  }
+  return out;
 }
 
 std::string_view Limit::kind() const {
@@ -334,13 +364,9 @@ std::vector<Field> make_fields() {
        [](const Result& r) -> Value { return r.note.empty() ? r.check.detail : r.note; }},
       {"launches", both_files, number(&Result::launches)},
       {"us_per_launch", both_files, number(&Result::us_per_launch)},
-      // An object of integers; in the CSV, that object as JSON text.
+      // An object of integers and choices' names; in the CSV, that object as JSON text.
       {"parameters", both_files,
-       [](const Result& r) -> Value {
-         nlohmann::json p = nlohmann::json::object();
-         for (const auto& [k, v] : r.parameters) p[k] = v;
-         return p;
-       }},
+       [](const Result& r) -> Value { return parameters_json(r.parameters, r.experiment); }},
       {"timed_by", both_files, text(&Result::timed_by)},
       {"ranks", both_files, [](const Result& r) -> Value { return std::int64_t{r.ranks}; }},
       {"rank_kernel_min_ms", both_files,
@@ -549,7 +575,7 @@ std::string format_table(std::span<const Result> results, const std::string& exp
   for (const auto& key : order) {
     const auto& rows = groups[key];
     const Result& first = *rows.front();
-    const std::string parameters = to_string(first.parameters);
+    const std::string parameters = to_string(first.parameters, first.experiment);
     const int ranks = std::get<2>(key);
     out += fmt::format("\n{}  {}  n={}{}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
                        experiment, std::get<0>(key), std::get<1>(key),

@@ -55,7 +55,11 @@ struct Limit {
 };
 
 // "chunks=16 degree=2000": an experiment's parameters as rows print them.
-std::string to_string(const Parameters& p);
+// Given the experiment, a parameter of named choices prints the name, as a
+// deck gives it ("scaling=strong", not its number).
+std::string to_string(const Parameters& p, std::string_view experiment = {});
+// The same as the files hold them: numbers, and names for named choices.
+nlohmann::json parameters_json(const Parameters& p, std::string_view experiment);
 
 struct Result {
   std::string experiment, variant, space, dtype;
