@@ -104,11 +104,10 @@ Sizes sizes_for(bool host, bool quick, int host_threads, std::size_t device_free
     // node's bandwidth wandered 10% between windows a minute apart).
     return quick ? Sizes{n, {}, gemm_n, 3} : Sizes{n, {}, gemm_n, 20};
   }
-  // A GPU's bandwidths from 2 GiB arrays, in either mode (a few ms each): a
-  // kernel's fixed cost (launch, ramp, the reduction's last block: ~25 us on
-  // an H100) took 11% off a read of 2^25 doubles, and a dot of 2e9 floats
-  // then read 111% of that limit. Three arrays within a quarter of the free
-  // memory.
+  // A GPU's bandwidths from 2 GiB arrays, in either mode (a few ms each): on
+  // 2^25 doubles a kernel's fixed cost took 11% off the read, and a dot of
+  // 1e9 floats read 111% of the limit (an H100). 4 GiB arrays gave the same
+  // limits as 2 GiB. Three arrays within a quarter of the free memory.
   const std::size_t device_n = std::min<std::size_t>(
       std::size_t{1} << 28, std::max<std::size_t>(device_free_bytes / 4 / 3 / sizeof(double), 1u << 20));
   return quick ? Sizes{device_n, {1u << 20, 1u << 26}, 4096, 5}
@@ -155,6 +154,46 @@ double steady_best(SpaceLimits& s, Unsteady what, const std::vector<double>& ms,
   return value(summarize(ms).min);
 }
 
+// A GPU's read limit, raised to what its memory reads past a kernel's fixed
+// cost. On an H200 the dot over floats read 6% faster than over doubles of
+// the same bytes, and the cost of a kernel (launch, ramp, the reduction's
+// last block) was 30-45 us: a dot of 1e9 floats read 107% of a limit taken
+// as bytes over time from a dot of 2^28 doubles. So: b and c read as floats
+// too, and each type's rate is the marginal one, between half and all of
+// the arrays (a row's rate, its own fixed cost included, stays below it).
+template <class Space, class View>
+void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& b, const View& c) {
+  using Memory = typename Space::memory_space;
+  Space e = exec;
+  const std::size_t bytes = sizeof(double) * z.stream_elements;  // per array
+  auto best_ms = [&](auto tag, std::size_t count) {
+    using T = decltype(tag);
+    using Read = Kokkos::View<const T*, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const Read x(reinterpret_cast<const T*>(b.data()), count), y(reinterpret_cast<const T*>(c.data()), count);
+    Kokkos::View<T, Memory> result("dot");
+    const std::vector<double> ms =
+        sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, x, y, result); });
+    note_unsteady(s, named("read_gbps", std::string(dtype_name<T>()), count * sizeof(T)), ms,
+                  [&](double t) { return gbps(2.0 * count * sizeof(T), t); });
+    // b = 1.0 and c = 2.0 everywhere: as floats (little-endian) the pairs
+    // (0, 0) and (1.875, 2), 3.75 a double.
+    T product{};
+    Kokkos::deep_copy(product, result);
+    const double expected = std::is_same_v<T, double> ? 2.0 * count : 3.75 * (count / 2);
+    if (std::abs(static_cast<double>(product) - expected) > 1e-3 * expected)
+      throw std::runtime_error(fmt::format("calibration of {}: read ({} dot) check failed: {} for {}",
+                                           Space::name(), dtype_name<T>(), product, expected));
+    return summarize(ms).min;
+  };
+  auto marginal = [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t count = bytes / sizeof(T);
+    const double half = best_ms(T{}, count / 2), all = best_ms(T{}, count);
+    return all > half ? gbps(2.0 * sizeof(T) * (count - count / 2), all - half) : gbps(2.0 * bytes, all);
+  };
+  s.read_gbps = std::max({s.read_gbps, marginal(double{}), marginal(float{})});
+}
+
 template <class Space>
 void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   using View = Kokkos::View<double*, typename Space::memory_space>;
@@ -192,6 +231,7 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   Kokkos::deep_copy(product, dot);
   if (product != 2.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: read (dot) check failed", Space::name()));
+  if constexpr (!is_host_space_v<Space>) device_read(exec, s, z, b, c);
 }
 
 // The bytes (a loop's arrays together) from which a space that streams its
