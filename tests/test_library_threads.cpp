@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cblas.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -325,6 +326,26 @@ TEST(ThreadsAffinity, SerialAloneStartsThreadsOnOneThread) {
   else
     EXPECT_TRUE(w.empty()) << w;
   EXPECT_TRUE(portalab::serial_beside_threads_warning({"Serial"}).empty());
+}
+
+// Ranks of one node share its cores unless a count is given.
+TEST(ThreadsAffinity, RanksOfANodeShareItsCores) {
+  const auto names = portalab::enabled_space_names();
+  const bool parallel = std::find(names.begin(), names.end(), "OpenMP") != names.end() ||
+                        std::find(names.begin(), names.end(), "Threads") != names.end();
+  auto share = [&](const char* n) { return parallel ? fmt::format("--kokkos-num-threads={}", n) : ""; };
+  auto unset = [](const char*) -> const char* { return nullptr; };
+  using portalab::threads_per_rank_option;
+  EXPECT_EQ(threads_per_rank_option(4, 64, 64, {}, unset), share("16"));
+  EXPECT_EQ(threads_per_rank_option(2, 64, 1, {}, unset), share("1"));  // each bound to a core
+  EXPECT_EQ(threads_per_rank_option(3, 2, 2, {}, unset), share("1"));   // more ranks than CPUs
+  EXPECT_EQ(threads_per_rank_option(1, 64, 64, {}, unset), "");         // alone on its node
+  EXPECT_EQ(threads_per_rank_option(4, 64, 64, {"--kokkos-num-threads=8"}, unset), "");
+  EXPECT_EQ(threads_per_rank_option(4, 64, 64, {"--kokkos-threads=8"}, unset), "");
+  for (const std::string var : {"OMP_NUM_THREADS", "KOKKOS_NUM_THREADS"}) {
+    auto given = [&](const char* n) -> const char* { return var == n ? "4" : nullptr; };
+    EXPECT_EQ(threads_per_rank_option(4, 64, 64, {}, given), "") << var;
+  }
 }
 
 }  // namespace

@@ -83,6 +83,20 @@ std::string serial_alone_threads_option(const std::vector<std::string>& spaces,
   return "--kokkos-num-threads=1";
 }
 
+std::string threads_per_rank_option(int local_ranks, int node_cpus, int affinity_cpus,
+                                    const std::vector<std::string>& kokkos_args,
+                                    const std::function<const char*(const char*)>& getenv) {
+  const auto names = enabled_space_names();
+  const bool parallel_host = std::find(names.begin(), names.end(), "OpenMP") != names.end() ||
+                             std::find(names.begin(), names.end(), "Threads") != names.end();
+  if (local_ranks <= 1 || !parallel_host) return {};
+  if (getenv("OMP_NUM_THREADS") || getenv("KOKKOS_NUM_THREADS")) return {};
+  for (const auto& a : kokkos_args)
+    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) return {};
+  const int share = std::max(1, std::min(node_cpus / local_ranks, std::max(1, affinity_cpus)));
+  return fmt::format("--kokkos-num-threads={}", share);
+}
+
 std::string serial_beside_threads_warning(const std::vector<std::string>& spaces) {
   const auto names = enabled_space_names();
   const auto& measured = spaces.empty() ? names : spaces;

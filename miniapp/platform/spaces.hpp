@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -79,6 +80,18 @@ std::string threads_affinity_warning();
 // for all its runs); empty where `kokkos_args` give a count themselves.
 std::string serial_alone_threads_option(const std::vector<std::string>& spaces,
                                         const std::vector<std::string>& kokkos_args);
+
+// Ranks of one node share its cores, and each rank's OpenMP or Threads
+// starts, unless told, on every CPU it may run on: four ranks under mpirun on
+// a 64-core node each started 64 OpenMP threads. Where `local_ranks` > 1 and
+// nothing gives the count (OMP_NUM_THREADS, KOKKOS_NUM_THREADS through
+// `getenv`, --kokkos-num-threads or --kokkos-threads in `kokkos_args`): the
+// option that gives each rank its share, "--kokkos-num-threads=N", N the
+// node's CPUs over its ranks, at most the CPUs the rank may run on, at least
+// one; empty otherwise, and in a build with neither OpenMP nor Threads.
+std::string threads_per_rank_option(int local_ranks, int node_cpus, int affinity_cpus,
+                                    const std::vector<std::string>& kokkos_args,
+                                    const std::function<const char*(const char*)>& getenv);
 // Serial and Threads in one run, Threads on several threads: the warning
 // that Serial rows run beside its spinning workers (empty otherwise).
 std::string serial_beside_threads_warning(const std::vector<std::string>& spaces);

@@ -152,6 +152,36 @@ class AggregationTest(Base):
         self.assertTrue(any(r["ranks"] == 2 and r["check"] == "N/A" for r in rows))
 
 
+class ThreadsTest(Base):
+    def cpus(self, text):
+        """How many CPUs "0-3,8" names."""
+        count = 0
+        for part in filter(None, text.replace("cpus", "").strip().split(",")):
+            lo, _, hi = part.partition("-")
+            count += int(hi or lo) - int(lo) + 1
+        return count
+
+    def test_ranks_of_a_node_share_its_cores(self):
+        """Without a count given, each rank's OpenMP takes its share of the node's
+        CPUs (4 ranks under mpirun on a 64-core node each started 64 threads);
+        a count given wins, and nothing is said."""
+        deck = self.write_deck("threads.toml",
+                               'calibrate = "none"\nspaces = ["OpenMP"]\ncopies = ["none"]\n'
+                               "[stream_copy]\nsizes = [1000]\nreps = 2\nwarmups = 0\n")
+        env = {k: v for k, v in ENV.items() if k not in ("OMP_NUM_THREADS", "KOKKOS_NUM_THREADS")}
+        p = self.run_deck(deck, env=env)
+        doc = self.results()
+        rank0 = self.cpus(doc["provenance"]["ranks"][0]["cpus"])
+        share = max(1, min(os.cpu_count() // RANKS, rank0))
+        self.assertIn(f"host threads: {share} a rank", p.stderr)
+        rows = [r for r in doc["results"] if r["space"] == "OpenMP"]
+        self.assertTrue(rows)
+        for r in rows:
+            self.assertEqual(r["threads"], share, r)
+        p = self.run_deck(deck, env=dict(env, OMP_NUM_THREADS="1"))
+        self.assertNotIn("host threads:", p.stderr)
+
+
 class ToolTest(Base):
     def test_a_kokkos_tool_on_every_rank(self):
         # portalab's checking tool (tests/tools/) loaded by each rank: every
