@@ -339,9 +339,18 @@ def find_results(paths):
     return files
 
 
+# Parameters of named choices that files before 2026-11-26 held as numbers
+# (scaling 0): read as their names, so that old and new rows compare.
+NAMED_CHOICES = {("dot_distributed", "scaling"): ("strong", "weak")}
+
+
 def flatten(row, run, devices):
     out = {k: v for k, v in row.items() if k != "stats"}
-    out.setdefault("parameters", {})
+    out["parameters"] = dict(out.get("parameters") or {})
+    for name, value in out["parameters"].items():
+        choices = NAMED_CHOICES.get((out.get("experiment"), name))
+        if choices and isinstance(value, int) and 0 <= value < len(choices):
+            out["parameters"][name] = choices[value]
     out.setdefault("ranks", 1)
     for phase in PHASES:
         stats = row.get("stats", {}).get(phase, {})

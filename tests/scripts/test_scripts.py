@@ -209,6 +209,20 @@ class CompareTest(Base):
         self.assertIn("two rows", err)
 
 
+class NamedChoicesTest(unittest.TestCase):
+    def test_numbers_of_older_files_read_as_names(self):
+        """Files before choices were saved by name held scaling 0 or 1; they
+        read as "strong" and "weak", so old and new rows compare."""
+        import portalab_results as pr
+        rows = [{"experiment": "dot_distributed", "space": "Cuda", "parameters": {"scaling": v}}
+                for v in (0, 1, "strong")]
+        rows.append({"experiment": "copy_overlap", "space": "OpenMP", "parameters": {"chunks": 1}})
+        flat = pr.rows_of("results.json", {}, rows)
+        self.assertEqual([r["parameters"] for r in flat],
+                         [{"scaling": "strong"}, {"scaling": "weak"}, {"scaling": "strong"},
+                          {"chunks": 1}])
+
+
 class NoiseTest(unittest.TestCase):
     """compare.py on two runs drawn from one distribution: run-to-run noise
     far wider than each run's repetitions, as back-to-back runs show."""
