@@ -32,9 +32,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -80,20 +77,14 @@ struct KokkosArgs {
                    env);
     } else if (portalab::world().size() > 1) {
       // Every rank asks its node's rank count (a collective: all ranks come here).
-      const portalab::RankPlace place = portalab::rank_place();
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      const int affinity = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-      const int node_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-      added = portalab::threads_per_rank_option(place.local_size, node_cpus, affinity,
-                                                {given_argv + 1, given_argv + given_argc},
-                                                [](const char* name) { return std::getenv(name); });
+      const int local_ranks = portalab::rank_place().local_size;
+      added = portalab::threads_per_rank_option(local_ranks, {given_argv + 1, given_argv + given_argc});
       if (!added.empty()) {
         argv.push_back(added.data());
         if (root)
-          fmt::print(stderr, "host threads: {} a rank ({}: {} CPUs over this node's {} ranks; "
-                             "OMP_NUM_THREADS or --kokkos-num-threads sets them)\n",
-                     added.substr(added.find('=') + 1), added, node_cpus, place.local_size);
+          fmt::print(stderr, "host threads: {} a rank, this node's CPUs over its {} ranks ({}; "
+                             "OMP_NUM_THREADS sets them too)\n",
+                     added.substr(added.find('=') + 1), local_ranks, added);
       }
     }
     argc = static_cast<int>(argv.size());

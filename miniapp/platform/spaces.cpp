@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -95,6 +96,14 @@ std::string threads_per_rank_option(int local_ranks, int node_cpus, int affinity
     if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) return {};
   const int share = std::max(1, std::min(node_cpus / local_ranks, std::max(1, affinity_cpus)));
   return fmt::format("--kokkos-num-threads={}", share);
+}
+
+std::string threads_per_rank_option(int local_ranks, const std::vector<std::string>& kokkos_args) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int affinity = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return threads_per_rank_option(local_ranks, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+                                 affinity, kokkos_args, [](const char* n) { return std::getenv(n); });
 }
 
 std::string serial_beside_threads_warning(const std::vector<std::string>& spaces) {

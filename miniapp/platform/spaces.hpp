@@ -92,6 +92,9 @@ std::string serial_alone_threads_option(const std::vector<std::string>& spaces,
 std::string threads_per_rank_option(int local_ranks, int node_cpus, int affinity_cpus,
                                     const std::vector<std::string>& kokkos_args,
                                     const std::function<const char*(const char*)>& getenv);
+// The same for this process: the node's online CPUs, this process's
+// affinity, its environment.
+std::string threads_per_rank_option(int local_ranks, const std::vector<std::string>& kokkos_args);
 // Serial and Threads in one run, Threads on several threads: the warning
 // that Serial rows run beside its spinning workers (empty otherwise).
 std::string serial_beside_threads_warning(const std::vector<std::string>& spaces);
