@@ -340,6 +340,7 @@ struct alignas(chunk_bytes) Chunk {
 // loads coalesced (item i takes chunks i, i + stride, ...) and 64 bytes in
 // flight per thread and array, what a thread needs to cover HBM's latency on
 // an H100/H200. Host: one; OpenMP hands each thread a contiguous run of items.
+// A copy, not a reduction, takes one a thread (CopyChunks says why).
 template <class Exec>
 inline constexpr int chunks_per_item = is_host_exec_v<Exec> ? 1 : 4;
 

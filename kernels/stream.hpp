@@ -15,7 +15,10 @@ namespace portalab::kernels {
 
 // The copy of stream_copy: item i moves chunks i, i + stride, ... (all
 // loaded, then all stored), and items below the tail's length move one of
-// the last n mod Chunk::size elements each.
+// the last n mod Chunk::size elements each. stream_copy gives it one chunk
+// an item (stride = chunks): on an H100 a copy of 2^28 doubles so moved
+// 3000 GB/s, cudaMemcpy's rate, where four chunks a stride apart moved 2890
+// (and four side by side 2300).
 template <class X, class Z, int U>
 struct CopyChunks {
   using T = typename Z::non_const_value_type;
@@ -110,7 +113,7 @@ void stream_copy(const Exec& exec, const X& x, const Z& z) {
                          CopyElements<X, Z, U>{x, z, n, stride});
     return;
   }
-  constexpr int U = chunks_per_item<Exec>;
+  constexpr int U = 1;  // see CopyChunks
   const std::int64_t chunks = n / Chunk<T>::size;
   const std::int64_t stride = (chunks + U - 1) / U;
   const std::int64_t items = std::max<std::int64_t>(stride, n - chunks * Chunk<T>::size);
