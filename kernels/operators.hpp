@@ -10,6 +10,7 @@
 // has one definition everywhere. tests/no_header_lambdas.py keeps it so.
 #pragma once
 
+#include "host_math.hpp"
 #include "range.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -42,17 +43,25 @@ struct Square {
   template <class T>
   KOKKOS_INLINE_FUNCTION T operator()(T a) const { return a * a; }
 };
+// Cos, Sin, Sqrt: a host block's loop (host_loop) takes whole vectors from
+// libmvec where the build has it; GCC calls it only under -ffast-math.
 struct Cos {
   template <class T>
   KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::cos(a); }
+  template <class T>
+  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::cos>(o, p[0], m); }
 };
 struct Sin {
   template <class T>
   KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::sin(a); }
+  template <class T>
+  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::sin>(o, p[0], m); }
 };
 struct Sqrt {
   template <class T>
   KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::sqrt(a); }
+  template <class T>
+  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::sqrt>(o, p[0], m); }
 };
 // a + s
 template <class S>
