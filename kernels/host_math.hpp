@@ -1,10 +1,10 @@
 // Sines, cosines and exponentials of whole vectors on a host, from glibc's
 // vector math library (libmvec), for the host blocks of kernels that call
-// them (PolarDistance, GaussianPdf). GCC calls libmvec only under -ffast-math, so a host loop
-// over std::sin and std::cos makes one scalar libm call per element: on the
-// 2-core Xeon VM polar_distance's loop of 1e7 doubles took 350 ms so, 69 ms
-// through libmvec (one thread), within 1e-15 of the scalar results (libmvec
-// is within 4 ulp).
+// them (PolarDistance, GaussianPdf, op::Cos and its kind). GCC calls libmvec
+// only under -ffast-math, so a host loop over std::sin and std::cos makes
+// one scalar libm call per element: on the 2-core Xeon VM polar_distance's
+// loop of 1e7 doubles took 350 ms so, 69 ms through libmvec (one thread),
+// within 1e-15 of the scalar results (libmvec is within 4 ulp).
 #pragma once
 
 #include <cmath>
