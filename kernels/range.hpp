@@ -31,12 +31,18 @@
 #define PORTALAB_UNROLL _Pragma("unroll")
 #define PORTALAB_SIMD _Pragma("unroll")
 #define PORTALAB_SIMD_SUM(acc)
+#define PORTALAB_SIMD_LEN(lanes) _Pragma("unroll")
 #else
 #define PORTALAB_UNROLL
 #define PORTALAB_SIMD _Pragma("omp simd")
 // A host loop that adds into acc, vectorised in partial sums.
 #define PORTALAB_DO_PRAGMA(x) _Pragma(#x)
 #define PORTALAB_SIMD_SUM(acc) PORTALAB_DO_PRAGMA(omp simd reduction(+ : acc))
+#endif
+// PORTALAB_SIMD_LEN(lanes): PORTALAB_SIMD in vectors of `lanes` iterations
+// rather than the widest the target allows (see HostDotBlock).
+#if !(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
+#define PORTALAB_SIMD_LEN(lanes) PORTALAB_DO_PRAGMA(omp simd simdlen(lanes))
 #endif
 // A host loop whose iterations are independent, left to the compiler's own
 // vectoriser (for bodies `omp simd` defeats: see HostMapBlock).
