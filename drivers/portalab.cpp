@@ -63,9 +63,10 @@ std::vector<std::string> spaces_used(const portalab::Deck& deck) {
 struct KokkosArgs {
   std::vector<char*> argv;
   std::string added;
+  std::vector<std::string> given;  // Kokkos' arguments as given, and the one added
   int argc = 0;
   KokkosArgs(int given_argc, char** given_argv, const std::vector<std::string>& spaces, bool root)
-      : argv(given_argv, given_argv + given_argc) {
+      : argv(given_argv, given_argv + given_argc), given(given_argv + 1, given_argv + given_argc) {
     added = portalab::serial_alone_threads_option(spaces, {given_argv + 1, given_argv + given_argc});
     if (!added.empty()) {
       argv.push_back(added.data());
@@ -87,6 +88,7 @@ struct KokkosArgs {
                      added.substr(added.find('=') + 1), local_ranks, added);
       }
     }
+    if (!added.empty()) given.push_back(added);
     argc = static_cast<int>(argv.size());
     argv.push_back(nullptr);
   }
@@ -258,6 +260,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
 
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
+  if (const auto w = portalab::threads_default_warning(spaces_used(deck), args.given);
+      root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
   if (const auto w = portalab::serial_beside_threads_warning(spaces_used(deck)); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
   if (root)
@@ -368,6 +373,8 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
+    fmt::print(stderr, "warning: {}\n", w);
+  if (const auto w = portalab::threads_default_warning(spaces, args.given); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
   if (const auto w = portalab::serial_beside_threads_warning(spaces); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);

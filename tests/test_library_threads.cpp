@@ -281,6 +281,17 @@ TEST(ThreadsAffinity, FewerCpusThanThreadsIsNamedWithItsCause) {
   EXPECT_TRUE(portalab::threads_affinity_warning(4, 0, nullptr).empty());  // not known
 }
 
+// Threads on Kokkos' default of one thread, where more CPUs are there and
+// nobody chose the count, is named with the setting that uses them.
+TEST(ThreadsAffinity, DefaultOneThreadOnSeveralCpusIsNamed) {
+  const std::string one = portalab::threads_default_warning(1, 2, false);
+  EXPECT_NE(one.find("one thread (Kokkos' default) of the 2 CPUs"), std::string::npos) << one;
+  EXPECT_NE(one.find("KOKKOS_NUM_THREADS=2"), std::string::npos) << one;
+  EXPECT_TRUE(portalab::threads_default_warning(1, 2, true).empty());   // chosen
+  EXPECT_TRUE(portalab::threads_default_warning(2, 2, false).empty());  // uses them
+  EXPECT_TRUE(portalab::threads_default_warning(1, 1, false).empty());  // one CPU
+}
+
 #if defined(KOKKOS_ENABLE_THREADS)
 // This process, its main thread held to one CPU as a bound OpenMP runtime
 // leaves it: the warning appears when Threads runs more than one thread.

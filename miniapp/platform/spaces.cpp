@@ -71,6 +71,29 @@ std::string threads_affinity_warning() {
 #endif
 }
 
+std::string threads_default_warning(int threads, int cpus, bool chosen) {
+  if (chosen || threads != 1 || cpus <= 1) return {};
+  return fmt::format(
+      "Threads runs on one thread (Kokkos' default) of the {} CPUs this process may use: its rows "
+      "and limits measure one core; KOKKOS_NUM_THREADS={} or --kokkos-num-threads={} uses them "
+      "(and leave OMP_PROC_BIND unset for Threads runs)",
+      cpus, cpus, cpus);
+}
+
+std::string threads_default_warning(const std::vector<std::string>& spaces,
+                                    const std::vector<std::string>& kokkos_args) {
+  const auto names = enabled_space_names();
+  const auto& measured = spaces.empty() ? names : spaces;
+  if (std::find(measured.begin(), measured.end(), "Threads") == measured.end()) return {};
+  bool chosen = std::getenv("KOKKOS_NUM_THREADS") != nullptr;
+  for (const auto& a : kokkos_args)
+    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) chosen = true;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  return threads_default_warning(space_concurrency("Threads"), CPU_COUNT(&set), chosen);
+}
+
 std::string serial_alone_threads_option(const std::vector<std::string>& spaces,
                                         const std::vector<std::string>& kokkos_args) {
   const auto names = enabled_space_names();

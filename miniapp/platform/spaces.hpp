@@ -70,6 +70,17 @@ std::string threads_affinity_warning(int threads, int cpus, const char* proc_bin
 // The same for this process once Kokkos has started (empty without Threads).
 std::string threads_affinity_warning();
 
+// Kokkos starts Threads on one thread unless told (KOKKOS_NUM_THREADS,
+// --kokkos-num-threads): a run of Threads beside OpenMP's machine-wide team
+// then compares one core with all of them. The warning for Threads measured
+// on one thread of `cpus` CPUs that nobody chose (`chosen`: a count was
+// given); empty otherwise.
+std::string threads_default_warning(int threads, int cpus, bool chosen);
+// The same for this process once Kokkos has started, for a run or
+// calibration of `spaces` (empty: every compiled space) given `kokkos_args`.
+std::string threads_default_warning(const std::vector<std::string>& spaces,
+                                    const std::vector<std::string>& kokkos_args);
+
 // Idle Kokkos Threads workers never sleep: each yields in a loop
 // (Kokkos_Threads_Instance.cpp, wait_yield). On an H200 node's 16-core Xeon,
 // 15 of them made a Serial copy of 1e8 doubles 8-11% slower (84.5 and 87.1
