@@ -63,10 +63,11 @@ struct DotChunks {
 
 // The host's loop: a block's products summed in vector registers of Acc.
 // Doubles in four partial sums, each a vector of 32 bytes: on the CI's
-// AVX-512 Xeon one thread read 1e8 doubles at 17.5-18.0 GB/s so against
-// 17.0-17.3 with the compiler's choice under -mprefer-vector-width=512 (one
-// 64-byte partial sum; two or four of those read slower still), and 2e4
-// (in L1) at 147-151 GB/s against 122-124. Floats keep the compiler's loop:
+// AVX-512 Xeon one thread read 1e8 doubles at 17.5-18.0 GB/s this way
+// against 17.0-17.3 with the compiler's choice under
+// -mprefer-vector-width=512 (one 64-byte partial sum; two or four of those
+// read slower still), and 2e4 (in L1) at 147-151 GB/s against 122-124; on
+// an H200 node's Xeon the two were within its noise. Floats keep the compiler's loop:
 // in 32-byte vectors they read 14.4 GB/s with the arrays at two of four
 // cache-line offsets within a page (16.3-18.1 at the others), in the
 // compiler's loop 16.0-17.0 at each.

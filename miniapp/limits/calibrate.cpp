@@ -280,9 +280,8 @@ StoresProbe make_stores_probe(std::size_t stream_elements) {
 // nothing of use in it either way (glibc's memcpy itself writes around the
 // cache above its non_temporal_threshold, 190 MB on the CI VM), so no tie is
 // owed to memcpy; one thread there streamed at 25.4 GB/s against memcpy's
-// 24.6, short of a 3% margin. Sets the space's stores
-// before its copy and triad limits are measured, so that the limits are of
-// the loops the rows run.
+// 24.6, short of a 3% margin. Sets the space's stores before its copy and
+// triad limits are measured, so that the limits are of the loops the rows run.
 template <class Space>
 void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
                     std::optional<StoresProbe>& probe) {
