@@ -389,11 +389,17 @@ class HostPeersTest(unittest.TestCase):
             self.assertGreater(float(r.split()[6]), 0.0)  # Numba's median time, ms
         self.assertRegex(out, r"rows: [1-9]")
 
-    def test_rounds_run_portalab_again_before_each_peer(self):
+    def test_rounds_run_each_row_again_beside_its_peer(self):
         self.need_numba()
+        # A wrapper that keeps the variants of each rerun's deck.
+        decks = os.path.join(self.tmp, "rerun_variants.log")
+        wrapper = os.path.join(self.tmp, "portalab_variants.sh")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\ngrep "^variants" "$2" >> {decks}\nexec {os.environ["PORTALAB"]} "$@"\n')
+        os.chmod(wrapper, 0o755)
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
-                              "--experiment", "stream_copy", "--portalab", os.environ["PORTALAB"],
+                              "--experiment", "stream_copy", "--portalab", wrapper,
                               "--rounds", "2")
         self.assertIn(rc, (0, 1), err)
         rows = [line for line in out.splitlines() if line.startswith("stream_")]
@@ -401,6 +407,14 @@ class HostPeersTest(unittest.TestCase):
         for r in rows:  # a ratio per round, then the verdict
             self.assertRegex(r, r" [0-9.]+ / [0-9.]+ (PASS|FAIL)$")
         self.assertIn("2 rounds", out)
+        # Each row alone in its rerun, once a round: 6 rows, 2 rounds.
+        with open(decks) as f:
+            runs = f.read().splitlines()
+        self.assertEqual(len(runs), 12, runs)
+        for line in runs:
+            self.assertRegex(line, r'^variants = \["[a-z_]+"\]$')
+        self.assertEqual(sorted(set(runs)), [f'variants = ["{v}"]'
+                                             for v in ("deep_copy", "kernel", "naive")])
         # An uncalibrated run's loops had plain stores; so have the reruns.
         self.assertIn("portalab runs again with plain stores", err)
 
