@@ -285,13 +285,14 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   provenance["host_stores"] = portalab::apply_host_stores(limits ? &*limits : nullptr);
   if (root)
     for (const auto& [space, stores] : provenance["host_stores"].items())
-      fmt::print(stderr, "stores: {} {} in loops, {} in copies{} ({})\n", space,
+      fmt::print(stderr, "stores: {} {} in loops, {} in copies{}{} ({})\n", space,
                  stores["stores"].get<std::string>(),
                  stores["copy_stores"] == "streaming" ? "streaming" : "memcpy",
                  stores["from_bytes"].is_null()
                      ? std::string()
                      : fmt::format(", streaming beyond {:.0f} MB",
                                    stores["from_bytes"].get<double>() / 1e6),
+                 stores["dot_reads"] == "chain" ? "; float64 dot in one chain beyond the cache" : "",
                  stores["why"].get<std::string>());
 
   // Rank 0 alone prints and writes; the others measure.

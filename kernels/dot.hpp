@@ -61,33 +61,63 @@ struct DotChunks {
   }
 };
 
+// Beyond the cache, where calibration found it faster, the host's float64
+// dot sums in one chain (HostDotBlock): the bytes (both arrays) from which
+// it does, per host execution space; negative, the default: never.
+template <class Exec>
+inline std::int64_t& host_dot_chain_bytes() {
+  static std::int64_t bytes = -1;
+  return bytes;
+}
+template <class Exec>
+inline bool host_dot_chains(std::int64_t bytes) {
+  return host_dot_chain_bytes<Exec>() >= 0 && bytes >= host_dot_chain_bytes<Exec>();
+}
+
 // The host's loop: a block's products summed in vector registers of Acc.
 // Doubles in four partial sums, each a vector of 32 bytes: on the CI's
 // AVX-512 Xeon one thread read 1e8 doubles at 17.5-18.0 GB/s this way
 // against 17.0-17.3 with the compiler's choice under
 // -mprefer-vector-width=512 (one 64-byte partial sum; two or four of those
 // read slower still), and 2e4 (in L1) at 147-151 GB/s against 122-124; on
-// an H200 node's Xeon the two were within its noise. Floats keep the compiler's loop:
-// in 32-byte vectors they read 14.4 GB/s with the arrays at two of four
-// cache-line offsets within a page (16.3-18.1 at the others), in the
-// compiler's loop 16.0-17.0 at each.
+// an H200 node's Xeon the two were within its noise. Or (`chain`) in one
+// 16-byte partial sum, each FMA waiting for the one before: beyond the cache
+// the loads then run no further ahead than the hardware prefetchers, and on
+// the CI's Xeon one thread read 1e8 doubles at 18.5-19.3 GB/s against
+// 17.3-17.5, two threads 38.1-38.9 against 33.9-35.1 (Numba's loop, one
+// chain of scalar adds, read 38.7); in L1 and L2 the chain is bound by the
+// FMA's latency (30 GB/s against 106-128), hence calibration's choice by size
+// (host_dot_chain_bytes). Floats keep the compiler's loop: in 32-byte
+// vectors they read 14.4 GB/s with the arrays at two of four cache-line
+// offsets within a page (16.3-18.1 at the others), in the compiler's loop
+// 16.0-17.0 at each.
 template <class T, class Acc>
 struct HostDotBlock {
   const T* x;
   const T* y;
+  bool chain = false;
   Acc operator()(std::int64_t lo, std::int64_t hi) const {
     const T* const a = x;
     const T* const b = y;
     std::int64_t i = lo;
     Acc sum = 0;
     if constexpr (std::is_same_v<T, double> && std::is_same_v<Acc, double>) {
-      constexpr int lanes = 4, terms = 4 * lanes;
-      Acc part[terms] = {};
-      for (; i + terms <= hi; i += terms) {
-        PORTALAB_SIMD_LEN(lanes)
-        for (int e = 0; e < terms; ++e) part[e] += a[i + e] * b[i + e];
+      if (chain) {
+        Acc part[2] = {};
+        for (; i + 2 <= hi; i += 2) {
+          PORTALAB_SIMD_LEN(2)
+          for (int e = 0; e < 2; ++e) part[e] += a[i + e] * b[i + e];
+        }
+        sum = part[0] + part[1];
+      } else {
+        constexpr int lanes = 4, terms = 4 * lanes;
+        Acc part[terms] = {};
+        for (; i + terms <= hi; i += terms) {
+          PORTALAB_SIMD_LEN(lanes)
+          for (int e = 0; e < terms; ++e) part[e] += a[i + e] * b[i + e];
+        }
+        for (int e = 0; e < terms; ++e) sum += part[e];
       }
-      for (int e = 0; e < terms; ++e) sum += part[e];
     }
     PORTALAB_SIMD_SUM(sum)
     for (std::int64_t j = i; j < hi; ++j) sum += static_cast<Acc>(a[j]) * static_cast<Acc>(b[j]);
@@ -123,7 +153,9 @@ void dot_reduce(const Exec& exec, const X& x, const Y& y, const R& result) {
   const std::int64_t n = x.extent(0);
   if constexpr (is_host_exec_v<Exec>) {
     if (contiguous(x, y)) {
-      reduce_blocks("portalab::dot", exec, n, HostDotBlock<T, Acc>{x.data(), y.data()}, result);
+      const bool chain = host_dot_chains<Exec>(2 * n * std::int64_t(sizeof(T)));
+      reduce_blocks("portalab::dot", exec, n, HostDotBlock<T, Acc>{x.data(), y.data(), chain},
+                    result);
       return;
     }
   }

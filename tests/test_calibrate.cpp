@@ -8,6 +8,7 @@
 #include "platform/library_probe.hpp"
 #include "run/runner.hpp"
 #include "platform/spaces.hpp"
+#include "kernels/dot.hpp"
 #include "kernels/range.hpp"
 
 #include <KokkosKernels_config.h>
@@ -411,6 +412,53 @@ TEST(Calibrate, FileWithAnUnknownStoresChoiceIsRefused) {
           << e.what();
     }
   }
+}
+
+// The float64 dot's choice (one chain or vector sums) comes back as
+// written, a choice it cannot mean is refused naming the file, and applied
+// it is what each host space's dot then does.
+TEST(Calibrate, DotReadsComeBackAndAreApplied) {
+  auto j = portalab::to_json(quick_calibration());
+  ASSERT_TRUE(j["spaces"][0].contains("dot_reads"));
+  const auto& written = j["spaces"][0]["dot_reads"];
+  const auto back = portalab::calibration_from_json(j, "limits.json");
+  EXPECT_EQ(back.spaces[0].dot_reads, written["choice"].get<std::string>());
+  EXPECT_EQ(back.spaces[0].dot_chain_gbps, written["chain_gbps"].get<double>());
+  EXPECT_GT(back.spaces[0].dot_vectors_gbps, 0.0);
+  auto bad = j;
+  bad["spaces"][0]["dot_reads"]["choice"] = "sometimes";
+  try {
+    portalab::calibration_from_json(bad, "limits.json");
+    ADD_FAILURE() << "dot_reads.choice \"sometimes\" accepted";
+  } catch (const portalab::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("limits.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dot_reads.choice is \"sometimes\""), std::string::npos)
+        << e.what();
+  }
+
+  // The first host space in one chain, the others as measured or not at all.
+  const auto hosts = host_spaces();
+  portalab::Calibration c;
+  for (const auto& name : hosts) {
+    portalab::SpaceLimits s;
+    s.space = name;
+    s.dot_reads = c.spaces.empty() ? "chain" : "vectors";
+    c.spaces.push_back(s);
+  }
+  c.spaces.pop_back();
+  const auto applied = portalab::apply_host_stores(&c);
+  std::vector<std::pair<std::string, bool>> chains;
+  portalab::for_each_space([&](auto tag) {
+    using Space = typename decltype(tag)::type;
+    if constexpr (portalab::is_host_space_v<Space>)
+      chains.emplace_back(Space::name(), portalab::kernels::host_dot_chain_bytes<Space>() >= 0);
+  });
+  for (const auto& [name, chain] : chains) {
+    const bool first = name == hosts.front();
+    EXPECT_EQ(chain, first && hosts.size() > 1) << name;
+    EXPECT_EQ(applied.at(name).at("dot_reads"), chain ? "chain" : "vectors") << name;
+  }
+  portalab::apply_host_stores(nullptr);  // vector sums again for the tests after this one
 }
 
 TEST(HostBlas, KnowsTheVectorWidthOfOpenBlasKernels) {

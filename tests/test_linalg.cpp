@@ -227,6 +227,21 @@ TYPED_TEST(Linalg, DotCountsEveryTermOnceAtAwkwardSizesAndAlignments) {
   check_dot_sizes<TypeParam, double>();
 }
 
+// The host's float64 dot in one chain (calibration's choice beyond the
+// cache where it reads faster), here from the first byte: the same terms.
+TYPED_TEST(Linalg, DotInOneChainCountsEveryTermOnce) {
+  using Space = TypeParam;
+  if constexpr (!portalab::kernels::is_host_exec_v<Space>) {
+    GTEST_SKIP() << "a host loop";
+  } else {
+    auto& from = portalab::kernels::host_dot_chain_bytes<Space>();
+    const std::int64_t before = from;
+    from = 0;
+    check_dot_sizes<Space, double>();
+    from = before;
+  }
+}
+
 // det [[0, 2], [3, 4]] = −6 needs a row swap; a 3×3 cyclic permutation has det +1.
 TYPED_TEST(Linalg, DeterminantSignAndLogFromPivotedLu) {
   using Space = TypeParam;

@@ -271,6 +271,24 @@ StoresProbe make_stores_probe(std::size_t stream_elements) {
   return p;
 }
 
+// The fastest repetition of `kernel` with `threshold` (a kernel's bytes
+// from which it takes its other loop) set to never, then to always, in turn:
+// {never, always}.
+template <class Space, class Kernel>
+std::pair<double, double> fastest_both_ways(const Space& exec, int reps, std::int64_t& threshold,
+                                            Kernel kernel) {
+  Space e = exec;
+  std::vector<double> never, always;
+  for (int round = 0; round < std::clamp(reps, 3, 5); ++round) {
+    threshold = -1;
+    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) never.push_back(ms);
+    threshold = 0;
+    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) always.push_back(ms);
+  }
+  threshold = -1;
+  return {summarize(never).min, summarize(always).min};
+}
+
 // Plain or streaming stores for the space's loops beyond the cache: a triad
 // both ways, in turn, on the probe's arrays, the fastest repetition of each;
 // streaming kept only when 3% faster (they bypass the cache, so a tie goes
@@ -309,19 +327,9 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->a, 0.0);
   Kokkos::deep_copy(exec, probe->b, 1.0);
   Kokkos::deep_copy(exec, probe->c, 2.0);
-  Space e = exec;
-  // The fastest repetition of `kernel` with plain and with streaming stores
-  // (`threshold` set to never, then to always), in turn.
+  // Plain stores (the threshold never), then streaming ones (always).
   auto both_ways = [&](std::int64_t& threshold, auto kernel) {
-    std::vector<double> plain, streaming;
-    for (int round = 0; round < std::clamp(z.reps, 3, 5); ++round) {
-      threshold = -1;
-      for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) plain.push_back(ms);
-      threshold = 0;
-      for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) streaming.push_back(ms);
-    }
-    threshold = -1;
-    return std::pair{summarize(plain).min, summarize(streaming).min};
+    return fastest_both_ways(exec, z.reps, threshold, kernel);
   };
   const auto [plain_ms, streaming_ms] = both_ways(
       from, [&] { kernels::stream_triad(exec, 3.0, probe->a, probe->b, probe->c); });
@@ -346,6 +354,33 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
                              s.copy_plain_gbps);
   from = stream ? streaming_from_bytes() : -1;
   copy_from = copy_stream ? streaming_from_bytes() : -1;
+}
+
+// Four vector sums or one chain for the space's float64 dot beyond the
+// cache (kernels/dot.hpp), on two of the stores probe's arrays, the fastest
+// repetition of each; the chain kept only when 3% faster (in the cache the
+// vector sums are three to four times as fast). Before the read limit is
+// measured, so that the limit is of the loop the rows run.
+template <class Space>
+void measure_dot_reads(const Space& exec, SpaceLimits& s, const Sizes& z,
+                       std::optional<StoresProbe>& probe) {
+  auto& from = kernels::host_dot_chain_bytes<Space>();
+  from = -1;
+  if (!probe) probe = make_stores_probe(z.stream_elements);
+  if (!probe->not_measured.empty()) return;  // dot_reads stays empty: vector sums
+  const std::size_t n = probe->size();
+  Kokkos::deep_copy(exec, probe->b, 1.0);
+  Kokkos::deep_copy(exec, probe->c, 2.0);
+  Kokkos::View<double, Kokkos::HostSpace> dot("dot");
+  const auto [vectors_ms, chain_ms] = fastest_both_ways(
+      exec, z.reps, from, [&] { kernels::dot_reduce(exec, probe->b, probe->c, dot); });
+  if (dot() != 2.0 * static_cast<double>(n))
+    throw std::runtime_error(fmt::format("calibration of {}: dot reads check failed", Space::name()));
+  s.dot_vectors_gbps = gbps(2.0 * sizeof(double) * n, vectors_ms);
+  s.dot_chain_gbps = gbps(2.0 * sizeof(double) * n, chain_ms);
+  const bool chain = chain_ms < 0.97 * vectors_ms;
+  s.dot_reads = chain ? "chain" : "vectors";
+  from = chain ? streaming_from_bytes() : -1;
 }
 
 template <class Space>
@@ -467,12 +502,15 @@ nlohmann::json apply_host_stores(const Calibration* c) {
       kernels::host_streaming_bytes<Space, Stores::loops>() = stream ? streaming_from_bytes() : -1;
       kernels::host_streaming_bytes<Space, Stores::copies>() =
           copy_stream ? streaming_from_bytes() : -1;
+      const bool chain = s && s->dot_reads == "chain";
+      kernels::host_dot_chain_bytes<Space>() = chain ? streaming_from_bytes() : -1;
       applied[Space::name()] = {
           {"stores", stream ? "streaming" : "plain"},
           {"copy_stores", copy_stream ? "streaming" : "plain"},
           {"from_bytes", stream || copy_stream ? nlohmann::json(streaming_from_bytes())
                                                : nlohmann::json(nullptr)},
-          {"why", why}};
+          {"why", why},
+          {"dot_reads", chain ? "chain" : "vectors"}};
     }
   });
   return applied;
@@ -500,6 +538,8 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     if constexpr (is_host_space_v<Space>) {
       say(name + ": plain or streaming stores beyond the cache");
       measure_stores(exec, s, z, probe);
+      say(name + ": the float64 dot beyond the cache, vector sums or one chain");
+      measure_dot_reads(exec, s, z, probe);
     }
     say(name + ": copy and triad bandwidth");
     measure_stream(exec, s, z);
@@ -621,6 +661,10 @@ nlohmann::json to_json(const Calibration& c) {
                                  {"copy_plain_gbps", s.copy_plain_gbps},
                                  {"copy_streaming_gbps", s.copy_streaming_gbps},
                                  {"probe_bytes", s.stores_probe_bytes}};
+    if (!s.dot_reads.empty())
+      spaces.back()["dot_reads"] = {{"choice", s.dot_reads},
+                                    {"vectors_gbps", s.dot_vectors_gbps},
+                                    {"chain_gbps", s.dot_chain_gbps}};
   }
   nlohmann::json j = {{"mode", c.mode}, {"seconds", c.seconds}, {"spaces", spaces}};
   if (!c.links.empty()) j["links"] = to_json(c.links);
@@ -666,6 +710,16 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         s.copy_plain_gbps = st.at("copy_plain_gbps").get<double>();
         s.copy_streaming_gbps = st.at("copy_streaming_gbps").get<double>();
         s.stores_probe_bytes = st.at("probe_bytes").get<std::size_t>();
+      }
+      if (js.contains("dot_reads")) {  // files written before it was chosen lack it
+        const auto& dr = js.at("dot_reads");
+        s.dot_reads = dr.at("choice").get<std::string>();
+        if (s.dot_reads != "vectors" && s.dot_reads != "chain")
+          throw InputError(fmt::format("{}: {} dot_reads.choice is \"{}\"; expected \"vectors\" or "
+                                       "\"chain\"",
+                                       path, s.space, s.dot_reads));
+        s.dot_vectors_gbps = dr.at("vectors_gbps").get<double>();
+        s.dot_chain_gbps = dr.at("chain_gbps").get<double>();
       }
       if (js.contains("unsteady"))  // files written before it was recorded lack it
         for (const auto& u : js.at("unsteady"))
@@ -746,6 +800,12 @@ std::string format_calibration(const Calibration& c) {
       out += fmt::format("  {} stores beyond the cache: {} in loops, {} in copies ({})\n", s.space,
                          s.stores, s.copy_stores == "streaming" ? "streaming" : "memcpy",
                          s.stores_why);
+  for (const auto& s : c.spaces)
+    if (!s.dot_reads.empty())
+      out += fmt::format("  {} float64 dot beyond the cache: {} (one chain {:.1f} GB/s, four vector "
+                         "sums {:.1f})\n",
+                         s.space, s.dot_reads == "chain" ? "one chain" : "vector sums",
+                         s.dot_chain_gbps, s.dot_vectors_gbps);
   // STREAM's rule: each array at least 4x the last-level cache.
   for (const auto& s : c.spaces)
     if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)

@@ -82,6 +82,12 @@ struct SpaceLimits {
   // apart: "plain" (memcpy) or "streaming"; from the copy of two of those arrays.
   std::string copy_stores;
   double copy_plain_gbps = 0.0, copy_streaming_gbps = 0.0;
+  // The float64 dot's loop once its arrays outgrow the last-level cache
+  // (kernels/dot.hpp): "vectors" (four vector sums) or "chain" (one), the
+  // faster of a dot measured both ways on two of those arrays; empty: not
+  // measured (vector sums).
+  std::string dot_reads;
+  double dot_vectors_gbps = 0.0, dot_chain_gbps = 0.0;
   std::vector<Unsteady> unsteady;  // limits not to be trusted
   std::vector<Recheck> rechecks;   // during a run, in order (raised the limits above)
 
