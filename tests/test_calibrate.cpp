@@ -29,6 +29,21 @@ std::vector<std::string> host_spaces() {
   return out;
 }
 
+// A calibration of every host space but the last (left unmeasured), each
+// space's choices set by `set` (told whether it is the first).
+template <class Set>
+portalab::Calibration measured_but_the_last_host(Set set) {
+  portalab::Calibration c;
+  for (const auto& name : host_spaces()) {
+    portalab::SpaceLimits s;
+    s.space = name;
+    set(s, c.spaces.empty());
+    c.spaces.push_back(s);
+  }
+  c.spaces.pop_back();
+  return c;
+}
+
 const portalab::Calibration& quick_calibration() {
   static const portalab::Calibration cal = [] {
     portalab::CalibrationOptions o;
@@ -316,17 +331,12 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
   const std::string saved = was ? was : "";
   unsetenv("PORTALAB_STREAMING_STORES");
   const auto hosts = host_spaces();
-  portalab::Calibration c;
-  for (const auto& name : hosts) {
-    portalab::SpaceLimits s;
-    s.space = name;
-    // The first host space streams in its loops, the others in their copies.
-    s.stores = c.spaces.empty() ? "streaming" : "plain";
-    s.copy_stores = c.spaces.empty() ? "plain" : "streaming";
+  // The first host space streams in its loops, the others in their copies.
+  const auto c = measured_but_the_last_host([](portalab::SpaceLimits& s, bool first) {
+    s.stores = first ? "streaming" : "plain";
+    s.copy_stores = first ? "plain" : "streaming";
     s.stores_why = "made up";
-    c.spaces.push_back(s);
-  }
-  c.spaces.pop_back();  // the last host space: not measured
+  });
   auto stores_of = [](const nlohmann::json& applied, const std::string& space,
                       const char* what = "stores") {
     return applied.at(space).at(what).get<std::string>();
@@ -438,14 +448,9 @@ TEST(Calibrate, DotReadsComeBackAndAreApplied) {
 
   // The first host space in one chain, the others as measured or not at all.
   const auto hosts = host_spaces();
-  portalab::Calibration c;
-  for (const auto& name : hosts) {
-    portalab::SpaceLimits s;
-    s.space = name;
-    s.dot_reads = c.spaces.empty() ? "chain" : "vectors";
-    c.spaces.push_back(s);
-  }
-  c.spaces.pop_back();
+  const auto c = measured_but_the_last_host([](portalab::SpaceLimits& s, bool first) {
+    s.dot_reads = first ? "chain" : "vectors";
+  });
   const auto applied = portalab::apply_host_stores(&c);
   std::vector<std::pair<std::string, bool>> chains;
   portalab::for_each_space([&](auto tag) {
