@@ -7,8 +7,8 @@ is a reference, never a dependency: run this on the machine that ran
 portalab, right after it, so both sides share the window.
 
     scripts/host_peers.py results.json [--space OpenMP] [--min-n 1000000]
-        [--reps 10] [--experiment NAME] [--stream /path/to/omp-stream] [--markdown]
-        [--portalab build/host/portalab --rounds 3]
+        [--reps 10] [--timed-ms 200] [--experiment NAME] [--stream /path/to/omp-stream]
+        [--markdown] [--portalab build/host/portalab --rounds 3]
 
 With --portalab, each row (experiment, variant, type, size) is run again by
 that binary, alone, beside its Numba peer, --rounds times in turn (portalab
@@ -17,7 +17,11 @@ share a window of seconds: a shared or virtual machine's
 bandwidth wanders by a quarter between windows a minute apart, more than the
 differences this script looks for. The ratio of each round is printed, and the
 row passes when every round is >= 0.95 and the median of the rounds >= 1.0
-(with one round: >= 0.95).
+(with one round: >= 0.95). Each side of a row repeats its kernel at least
+--reps times and for about --timed-ms of kernel time (from the run's own
+median), so that a row under a millisecond is the median of hundreds of
+calls: ten of them spanned 3 ms, within which a virtual node's neighbours
+moved a round's ratio between 0.6 and 1.5.
 
 Targets (issue 26), each printed with PASS/FAIL; exit 1 if one is missed,
 2 if the file cannot be read or Numba is missing:
@@ -247,10 +251,35 @@ def median_ms(f, reps):
     return statistics.median(times), min(times), max(times)
 
 
+# The CPUs of portalab's reruns: those this script started with, or the one
+# CPU of one-thread rows (one_cpu).
+RERUN_CPUS = CPUS
+
+
 def affinity():
-    """The CPUs this script started with, for a child started after Numba."""
+    """The CPUs of a rerun, for a child started after Numba."""
+    if RERUN_CPUS:
+        os.sched_setaffinity(0, RERUN_CPUS)
+
+
+def one_cpu():
+    """One-thread rows (Serial): both sides on one CPU, the first this script
+    may use, where OMP_PROC_BIND puts portalab's thread. Called before Numba
+    starts its threads, which take this process's CPUs: unbound, Numba's
+    worker ran on whichever vCPU was free, and the CI VM's second vCPU reads
+    8-13% faster than its first (float64 dot rounds of 0.91-0.93 followed it)."""
+    global RERUN_CPUS
     if CPUS:
-        os.sched_setaffinity(0, CPUS)
+        RERUN_CPUS = {min(CPUS)}
+        os.sched_setaffinity(0, RERUN_CPUS)
+        print(f"one thread a row: portalab and Numba on CPU {min(CPUS)}", file=sys.stderr)
+
+
+def row_reps(row, reps, timed_ms):
+    """Repetitions of a row's kernel: at least `reps`, and enough for about
+    `timed_ms` of kernel time at the run's median (at most 5000)."""
+    ms = row.get("kernel_ms") or 0
+    return max(reps, min(5000, math.ceil(timed_ms / ms))) if ms > 0 else reps
 
 
 def rerun(binary, space, group, reps, tmp, limits=None):
@@ -281,11 +310,15 @@ def rerun(binary, space, group, reps, tmp, limits=None):
 def babelstream(path, threads, n):
     """BabelStream's best copy and triad GB/s (its MB/s are 10^6 bytes). Its
     errors silenced: its dot check fails at 2.6e8 doubles by rounding (2.3e-9
-    relative against 2.2e-9 allowed), which says nothing of its bandwidth."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    relative against 2.2e-9 allowed), which says nothing of its bandwidth.
+    Its arrays in huge pages, as portalab's and NumPy's are (glibc's malloc
+    then advises them): in 4 KB pages it read 12.9 GB/s on one thread of the
+    CI VM, in huge pages 15.1 (its dot; Numba's 18.3)."""
+    tunables = ":".join(t for t in (os.environ.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1") if t)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), GLIBC_TUNABLES=tunables)
     out = subprocess.run([path, "-s", str(n), "-n", "20", "--silence-errors"], env=env, capture_output=True,
                          text=True, check=True,
-                         preexec_fn=affinity).stdout
+                         preexec_fn=lambda: CPUS and os.sched_setaffinity(0, CPUS)).stdout
     rates = {}
     for line in out.splitlines():
         m = re.match(r"^(Copy|Mul|Add|Triad|Dot)\s+([0-9.]+)", line)
@@ -304,7 +337,9 @@ def main():
     ap.add_argument("--space", default="OpenMP")
     ap.add_argument("--min-n", type=float, default=1e6,
                     help="rows of fewer elements (matrix rows: n²) are left out")
-    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=10, help="repetitions of a row, at least")
+    ap.add_argument("--timed-ms", type=float, default=200.0,
+                    help="repetitions enough for about this much kernel time (default 200)")
     ap.add_argument("--experiment", action="append",
                     help="only this experiment's rows (repeatable); default: every one with a peer")
     ap.add_argument("--stream", help="BabelStream's OpenMP binary (omp-stream)")
@@ -321,6 +356,8 @@ def main():
         pr.fail(str(e))
     except (OSError, ValueError, KeyError, TypeError) as e:
         pr.fail(f"{args.results}: not a portalab results.json ({e})")
+    if rows and all((r.get("threads") or 1) == 1 for r in rows):
+        one_cpu()
     try:
         numba, np, kernels = peers()
     except ImportError as e:
@@ -367,18 +404,20 @@ def main():
         for k in range(rounds):
             for group in cases.values():
                 for r in group:
-                    def ours_now(r=r):
-                        ms, limit = rerun(args.portalab, args.space, [r], args.reps, tmp,
+                    reps = row_reps(r, args.reps, args.timed_ms)
+
+                    def ours_now(r=r, reps=reps):
+                        ms, limit = rerun(args.portalab, args.space, [r], reps, tmp,
                                           limits)[r["variant"]] \
                             if args.portalab else (r["kernel_ms"], None)
                         ours_ms[id(r)].append(ms)
                         if limit:
                             limit_seen[id(r)] = max(limit_seen.get(id(r), 0), limit)
 
-                    def peer_now(r=r):
+                    def peer_now(r=r, reps=reps):
                         numba.set_num_threads(min(r.get("threads") or 1,
                                                   numba.config.NUMBA_NUM_THREADS))
-                        peer_ms[id(r)].append(median_ms(make_case(r, np, kernels), args.reps))
+                        peer_ms[id(r)].append(median_ms(make_case(r, np, kernels), reps))
 
                     # Each row alone beside its own peer, portalab first in
                     # even rounds and second in odd ones: a bandwidth that

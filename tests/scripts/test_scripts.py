@@ -8,6 +8,7 @@ is missing.
 """
 import csv
 import json
+import math
 import os
 import shutil
 import struct
@@ -375,12 +376,22 @@ class HostPeersTest(unittest.TestCase):
         except ImportError:
             sys.exit(SKIP)
 
+    def wrapper_logging(self, name, command):
+        """A portalab that first appends what `command` prints (with $LOG
+        the log, $2 the rerun's deck) to a log: (wrapper, log)."""
+        log = os.path.join(self.tmp, name + ".log")
+        wrapper = os.path.join(self.tmp, name + ".sh")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nLOG={log}\n{command}\nexec {os.environ["PORTALAB"]} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        return wrapper, log
+
     def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
         self.need_numba()
         # One experiment: Numba compiles each parallel loop in seconds.
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
-                              "--experiment", "stream_copy")
+                              "--timed-ms", "0", "--experiment", "stream_copy")
         self.assertIn(rc, (0, 1), err)  # 1: a ratio below its target (small sizes, busy host)
         rows = [line for line in out.splitlines() if line.startswith("stream_")]
         self.assertTrue(rows, out)
@@ -392,15 +403,11 @@ class HostPeersTest(unittest.TestCase):
     def test_rounds_run_each_row_again_beside_its_peer(self):
         self.need_numba()
         # A wrapper that keeps the variants of each rerun's deck.
-        decks = os.path.join(self.tmp, "rerun_variants.log")
-        wrapper = os.path.join(self.tmp, "portalab_variants.sh")
-        with open(wrapper, "w") as f:
-            f.write(f'#!/bin/sh\ngrep "^variants" "$2" >> {decks}\nexec {os.environ["PORTALAB"]} "$@"\n')
-        os.chmod(wrapper, 0o755)
+        wrapper, decks = self.wrapper_logging("rerun_variants", 'grep "^variants" "$2" >> $LOG')
         rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
-                              "--experiment", "stream_copy", "--portalab", wrapper,
-                              "--rounds", "2")
+                              "--timed-ms", "0", "--experiment", "stream_copy",
+                              "--portalab", wrapper, "--rounds", "2")
         self.assertIn(rc, (0, 1), err)
         rows = [line for line in out.splitlines() if line.startswith("stream_")]
         self.assertEqual(len(rows), 6, out)  # three variants, two types
@@ -417,6 +424,46 @@ class HostPeersTest(unittest.TestCase):
                                              for v in ("deep_copy", "kernel", "naive")])
         # An uncalibrated run's loops had plain stores; so have the reruns.
         self.assertIn("portalab runs again with plain stores", err)
+
+    def test_rows_under_the_timed_window_repeat_until_they_fill_it(self):
+        self.need_numba()
+        # A wrapper that keeps the repetitions of each rerun's deck, a line each.
+        wrapper, decks = self.wrapper_logging(
+            "rerun_reps", 'grep -E "^(reps|variants|dtypes)" "$2" | tr "\\n" " " >> $LOG; echo >> $LOG')
+        results = os.path.join(self.run_dir, "results.json")
+        rc, out, err = script("host_peers.py", results, "--space", self.space, "--min-n", "0",
+                              "--reps", "2", "--timed-ms", "20", "--experiment", "stream_copy",
+                              "--portalab", wrapper, "--rounds", "1")
+        self.assertIn(rc, (0, 1), err)
+        with open(results) as f:
+            rows = [r for r in json.load(f)["results"] if r["space"] == self.space]
+        with open(decks) as f:
+            runs = f.read().splitlines()
+        self.assertEqual(len(runs), len(rows), runs)
+        for r in rows:
+            # At least --reps, else enough for 20 ms at the run's median, at most 5000.
+            want = max(2, min(5000, math.ceil(20 / r["kernel_ms"])))
+            line = f'reps = {want} dtypes = ["{r["dtype"]}"] variants = ["{r["variant"]}"] '
+            self.assertIn(line, runs, (r["kernel_ms"], runs))
+
+    def test_one_thread_rows_run_both_sides_on_one_cpu(self):
+        self.need_numba()
+        results = os.path.join(self.run_dir, "results.json")
+        with open(results) as f:
+            if not any(r["space"] == "Serial" for r in json.load(f)["results"]):
+                self.skipTest("no Serial rows in this build's run")
+        # A wrapper that keeps the CPUs each rerun may use.
+        wrapper, cpus = self.wrapper_logging("rerun_cpus", "grep Cpus_allowed_list /proc/$$/status >> $LOG")
+        rc, out, err = script("host_peers.py", results, "--space", "Serial", "--min-n", "0",
+                              "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
+                              "--portalab", wrapper, "--rounds", "1")
+        self.assertIn(rc, (0, 1), err)
+        first = min(os.sched_getaffinity(0))
+        self.assertIn(f"portalab and Numba on CPU {first}", err)
+        with open(cpus) as f:
+            allowed = f.read().split()
+        self.assertTrue(allowed, err)
+        self.assertEqual(set(allowed) - {"Cpus_allowed_list:"}, {str(first)})
 
     def test_reruns_use_the_stores_the_run_chose(self):
         self.need_numba()
@@ -446,8 +493,8 @@ class HostPeersTest(unittest.TestCase):
                     f'cat {said} >&2\nexit $rc\n')
         os.chmod(wrapper, 0o755)
         rc, out, err = script("host_peers.py", streamed, "--space", self.space, "--min-n", "0",
-                              "--reps", "2", "--experiment", "stream_copy", "--portalab", wrapper,
-                              "--rounds", "1", env={"PORTALAB_STREAMING_STORES": "0"})
+                              "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
+                              "--portalab", wrapper, "--rounds", "1", env={"PORTALAB_STREAMING_STORES": "0"})
         self.assertIn(rc, (0, 1), err)
         self.assertIn("portalab runs again with streaming stores in loops and streaming in copies",
                       err)
@@ -480,8 +527,8 @@ class HostPeersTest(unittest.TestCase):
         with open(low, "w") as f:
             json.dump(doc, f)
         rc, out, err = script("host_peers.py", low, "--space", self.space, "--min-n", "0",
-                              "--reps", "2", "--experiment", "stream_copy", "--portalab",
-                              os.environ["PORTALAB"], "--rounds", "1")
+                              "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
+                              "--portalab", os.environ["PORTALAB"], "--rounds", "1")
         self.assertIn(rc, (0, 1), err)
         rows = [line for line in out.splitlines() if line.startswith("stream_")]
         self.assertEqual(len(rows), 6, out)
