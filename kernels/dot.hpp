@@ -81,13 +81,15 @@ inline bool host_dot_chains(std::int64_t bytes) {
 // -mprefer-vector-width=512 (one 64-byte partial sum; two or four of those
 // read slower still), and 2e4 (in L1) at 147-151 GB/s against 122-124; on
 // an H200 node's Xeon the two were within its noise. Or (`chain`) in one
-// 16-byte partial sum, each FMA waiting for the one before: beyond the cache
-// the loads then run no further ahead than the hardware prefetchers, and on
-// the CI's Xeon one thread read 1e8 doubles at 18.5-19.3 GB/s against
-// 17.3-17.5, two threads 38.1-38.9 against 33.9-35.1 (Numba's loop, one
-// chain of scalar adds, read 38.7); in L1 and L2 the chain is bound by the
-// FMA's latency (30 GB/s against 106-128), hence calibration's choice by size
-// (host_dot_chain_bytes). Floats keep the compiler's loop: in 32-byte
+// 16-byte partial sum, each FMA waiting for the one before: 4 cycles per 32
+// bytes, a pace the hardware prefetchers keep ahead of beyond the cache. On
+// the CI's Xeon two threads read 1e8 doubles at 38.1-38.9 GB/s this way
+// against 33.9-35.1 (Numba's loop, one chain of scalar adds, read 38.7); one
+// thread 19.3-22.6 against 17.7 in scratch programs, but 17.5-18.2 where the
+// same instructions sat at other code addresses (portalab's binary among
+// them): a loop at its latency bound loses a fifth to one more cycle. In L1
+// and L2 the chain reads 30 GB/s against 106-128. Hence calibration's choice
+// by space and size (host_dot_chain_bytes), never a rule. Floats keep the compiler's loop: in 32-byte
 // vectors they read 14.4 GB/s with the arrays at two of four cache-line
 // offsets within a page (16.3-18.1 at the others), in the compiler's loop
 // 16.0-17.0 at each.

@@ -328,15 +328,13 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->b, 1.0);
   Kokkos::deep_copy(exec, probe->c, 2.0);
   // Plain stores (the threshold never), then streaming ones (always).
-  auto both_ways = [&](std::int64_t& threshold, auto kernel) {
-    return fastest_both_ways(exec, z.reps, threshold, kernel);
-  };
-  const auto [plain_ms, streaming_ms] = both_ways(
-      from, [&] { kernels::stream_triad(exec, 3.0, probe->a, probe->b, probe->c); });
+  const auto [plain_ms, streaming_ms] = fastest_both_ways(
+      exec, z.reps, from, [&] { kernels::stream_triad(exec, 3.0, probe->a, probe->b, probe->c); });
   if (kernels::sum(exec, probe->a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: stores check failed", Space::name()));
   const auto [copy_plain_ms, copy_streaming_ms] =
-      both_ways(copy_from, [&] { kernels::stream_copy(exec, probe->c, probe->a); });
+      fastest_both_ways(exec, z.reps, copy_from,
+                        [&] { kernels::stream_copy(exec, probe->c, probe->a); });
   if (kernels::sum(exec, probe->a) != 2.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: copy stores check failed", Space::name()));
   s.stores_probe_bytes = 3 * n * sizeof(double);
