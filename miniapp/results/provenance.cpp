@@ -195,7 +195,12 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
        {{"version", fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
                                 KOKKOS_VERSION % 100)},
         {"spaces", enabled_space_names()},
-        {"default_execution_space", Kokkos::DefaultExecutionSpace::name()}}},
+        {"default_execution_space", Kokkos::DefaultExecutionSpace::name()},
+        // Installed (found by CMake) or fetched (the pinned sources built
+        // for this build tree), where, and how it was configured.
+        {"origin", PORTALAB_KOKKOS_ORIGIN},
+        {"location", PORTALAB_KOKKOS_LOCATION},
+        {"configuration", PORTALAB_KOKKOS_CONFIGURATION}}},
       {"kokkos_kernels",
        {{"version", fmt::format("{}.{}.{}", KOKKOSKERNELS_VERSION_MAJOR,
                                 KOKKOSKERNELS_VERSION_MINOR, KOKKOSKERNELS_VERSION_PATCH)},
