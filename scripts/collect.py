@@ -12,6 +12,7 @@ the most recent. With neither --csv nor --md the Markdown goes to stdout.
 """
 import argparse
 import csv
+import io
 import sys
 
 import portalab_results as pr
@@ -84,11 +85,11 @@ def main(argv=None):
     except pr.ResultsError as e:
         pr.fail(str(e))
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            write_csv(rows, f)
+        out = io.StringIO(newline="")
+        write_csv(rows, out)
+        pr.save(args.csv, out.getvalue())
     if args.md:
-        with open(args.md, "w") as f:
-            f.write(markdown(rows))
+        pr.save(args.md, markdown(rows))
     if not args.csv and not args.md:
         sys.stdout.write(markdown(rows))
     machines = {pr.key_of(r, pr.MACHINE_KEY) for r in rows}

@@ -78,6 +78,8 @@ class Noise:
             bt, nt = b[f"{phase}_ms"], n[f"{phase}_ms"]
             if not bt or not nt or bt <= 0 or nt <= 0:
                 continue
+            if not 0 < nt / bt < math.inf:
+                continue  # a ratio past a double's range: no measure of noise
             x = math.log(nt / bt)
             every.append(x)
             by_decade.setdefault(decade(bt), []).append(x)
@@ -111,13 +113,18 @@ def classify(base, new, phase, noise=None, sigmas=SIGMAS):
         return new["check"].lower(), None
     b, n = base[f"{phase}_ms"], new[f"{phase}_ms"]
     change = (n - b) / b if b > 0 else None
-    if new[f"{phase}_max_ms"] < base[f"{phase}_min_ms"]:
+    if change is not None and not math.isfinite(change):
+        change = None  # past a double's range: no percentage to show
+    ranges = [r[f"{phase}_{s}"] for r in (base, new) for s in ("min_ms", "max_ms")]
+    if None in ranges:  # repetitions not recorded: the medians and the noise decide
+        ranges = [b, b, n, n]
+    if ranges[3] < ranges[0]:
         verdict = "faster"
-    elif new[f"{phase}_min_ms"] > base[f"{phase}_max_ms"]:
+    elif ranges[2] > ranges[1]:
         verdict = "slower"
     else:
         return "same", change
-    if noise is not None and b > 0 and n > 0:
+    if noise is not None and b > 0 and n > 0 and 0 < n / b < math.inf:
         spread = math.sqrt(noise.sigma(b) ** 2 + median_se(base, phase) ** 2
                            + median_se(new, phase) ** 2)
         if abs(math.log(n / b)) <= sigmas * spread:
@@ -173,7 +180,9 @@ def compare(base_rows, new_rows, phase, threshold, noise=None, sigmas=SIGMAS):
 def fmt_ms(r, phase):
     if r is None or r["check"] not in ("PASS", "FAIL"):
         return "-"
-    return f"{r[f'{phase}_ms']:.4g} [{r[f'{phase}_min_ms']:.4g}, {r[f'{phase}_max_ms']:.4g}]"
+    ms, lo, hi = (r[f"{phase}{s}"] for s in ("_ms", "_min_ms", "_max_ms"))
+    text = "-" if ms is None else f"{ms:.4g}"
+    return text if lo is None or hi is None else f"{text} [{lo:.4g}, {hi:.4g}]"
 
 
 def render(table, phase, markdown):
@@ -201,14 +210,14 @@ def main(argv=None):
     ap.add_argument("base", help="results.json or a folder holding them: the reference")
     ap.add_argument("new", help="results.json or a folder holding them: the candidate")
     ap.add_argument("--phase", choices=pr.PHASES, default="total")
-    ap.add_argument("--threshold", type=float, default=10.0,
+    ap.add_argument("--threshold", type=pr.finite_number, default=10.0,
                     help="percent slower (median) that is a regression (default 10)")
     ap.add_argument("--host", help="only rows of this host name (both sides)")
     ap.add_argument("--device", help="only rows whose device name contains this (both sides)")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table")
-    ap.add_argument("--sigmas", type=float, default=SIGMAS,
+    ap.add_argument("--sigmas", type=pr.finite_number, default=SIGMAS,
                     help=f"run-to-run noise deviations a change must exceed (default {SIGMAS:g})")
-    ap.add_argument("--min-noise", type=float, default=100 * MIN_NOISE,
+    ap.add_argument("--min-noise", type=pr.finite_number, default=100 * MIN_NOISE,
                     help=f"floor of the run-to-run noise, percent (default {100 * MIN_NOISE:g})")
     ap.add_argument("--noise-from", nargs=2, metavar=("RUN_A", "RUN_B"),
                     help="measure the run-to-run noise on these two runs of one build "

@@ -30,6 +30,7 @@ the newest. Needs matplotlib.
     scripts/plot.py a/results.json b/results.json --out plots --experiment vector_poly --n 1e8
 """
 import argparse
+import io
 import os
 import sys
 
@@ -281,8 +282,10 @@ def plot_experiment(rows, experiment, out, n=None, rate="auto"):
     written = []
     for kind, fig in figures.items():
         path = os.path.join(out, f"{experiment}_{kind}.png")
-        fig.savefig(path, dpi=110)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=110)
         plt.close(fig)
+        pr.save(path, png.getvalue())
         written.append(path)
     return written
 
@@ -294,7 +297,9 @@ def main(argv=None):
     ap.add_argument("paths", nargs="+", help="results.json files or folders holding them")
     ap.add_argument("--out", required=True, help="folder for the PNGs")
     ap.add_argument("--experiment", action="append", help="only these (repeatable)")
-    ap.add_argument("--n", type=float, help="size of the bar charts (default: the largest)")
+    ap.add_argument("--n", type=pr.finite_number,
+                    help="size of the bar charts, one every experiment drawn measured "
+                         "(default: the largest)")
     ap.add_argument("--rate", choices=["auto", "gbps", "gflops"], default="auto")
     args = ap.parse_args(argv)
     global plt
@@ -304,16 +309,31 @@ def main(argv=None):
     except pr.ResultsError as e:
         pr.fail(str(e))
     experiments = sorted({r["experiment"] for r in rows})
+    if not experiments:
+        pr.fail(f"{', '.join(args.paths)}: no passed rows to plot")
     for e in args.experiment or []:
         if e not in experiments:
             pr.fail(f"no passed rows of experiment {e} (there are: {', '.join(experiments)})")
-    os.makedirs(args.out, exist_ok=True)
-    n = int(args.n) if args.n else None
-    for e in args.experiment or experiments:
+    chosen = list(dict.fromkeys(args.experiment or experiments))
+    n = None
+    if args.n is not None:
+        if args.n < 0 or not args.n.is_integer():
+            pr.fail(f"--n {args.n:g}: not a size (a whole number of elements)")
+        n = int(args.n)
+        for e in chosen:
+            sizes = sorted({r["n"] for r in rows if r["experiment"] == e})
+            if n not in sizes:
+                pr.fail(f"--n {n}: experiment {e} has no passed row of that size "
+                        f"(its sizes: {', '.join(map(str, sizes))})")
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        pr.fail(f"--out {args.out}: cannot make this folder ({e.strerror})")
+    if not os.path.isdir(args.out):
+        pr.fail(f"--out {args.out}: not a folder")
+    for e in chosen:
         for path in plot_experiment(rows, e, args.out, n, args.rate):
             print(path)
-    if not experiments:
-        pr.fail("no passed rows to plot")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,12 @@ one line naming the file and its version (exit status 2, through fail()).
 The formats are schema/results.schema.json and schema/limits.schema.json
 (docs/results-schema.md); validate() checks a document against them.
 """
+import io
 import json
+import math
 import os
+import re
+import stat
 import sys
 
 # The version of the files this module reads (miniapp/results/schema_version.hpp);
@@ -38,6 +42,122 @@ RUN_FIELDS = ("job_id", "array_task_id", "deck", "git_commit", "started_at", "so
 
 class ResultsError(Exception):
     """A file that is not a portalab results.json, or no file at all."""
+
+
+class NotAFile(ResultsError):
+    """A path that cannot be read as a file: missing, unreadable, a folder,
+    a FIFO, a device."""
+
+
+# ---- Files in and out -----------------------------------------------------------
+# Every file the scripts read or write goes through these: a path that is not
+# a regular file (a FIFO would hang the read, a link would be written through)
+# is refused in one line.
+
+NOT_A_FILE = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISLNK, "a symbolic link"),
+              (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"))
+
+
+def not_a_file(mode):
+    """What a file of this st_mode is when it is not a regular file ("a FIFO"), else ""."""
+    return next((what for test, what in NOT_A_FILE if test(mode)), "" if stat.S_ISREG(mode)
+                else "not a regular file")
+
+
+def read_bytes(path):
+    """The bytes of a regular file; ResultsError naming path for anything
+    else: missing, unreadable, a folder, a FIFO or a device (opened without
+    blocking, so that a FIFO with no writer cannot hang the script)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise NotAFile(f"{path}: cannot read it ({e.strerror})") from e
+    with os.fdopen(fd, "rb") as f:
+        what = not_a_file(os.fstat(fd).st_mode)
+        if what:
+            raise NotAFile(f"{path}: {what}, not a file")
+        try:
+            return f.read()
+        except OSError as e:
+            raise NotAFile(f"{path}: cannot read it ({e.strerror})") from e
+
+
+def read_text(path, what, errors="strict"):
+    """A regular file's text, UTF-8; ResultsError naming path and the first bad byte."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{path}: not a {what} (not UTF-8 text: byte {e.start})") from e
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is beyond a double's range")
+    return value
+
+
+def parse_json(text, path, what):
+    """JSON as portalab writes it: NaN, Infinity and numbers beyond a
+    double's range refused (Python's json takes them), as is nesting too deep
+    to read; ResultsError naming path and where."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError as e:
+        raise ResultsError(f"{path}: not a {what} (nested too deeply)") from e
+    except ValueError as e:
+        raise ResultsError(f"{path}: not a {what} ({e})") from e
+
+
+def read_json(path, what="portalab results.json"):
+    """The JSON document in a regular file at path (read_bytes, parse_json)."""
+    return parse_json(read_text(path, what), path, what)
+
+
+def save(path, data):
+    """Writes data (str or bytes) to path without ever writing through what is
+    there: into a new file of the same folder (O_EXCL, O_NOFOLLOW), renamed
+    over path once complete. A symbolic link, FIFO, device or folder at path
+    is refused; any failure stops the script with one line (fail()) and
+    leaves path as it was."""
+    try:
+        what = not_a_file(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        what = ""
+    except OSError as e:
+        fail(f"{path}: cannot write it ({e.strerror})")
+    if what:
+        fail(f"{path}: {what} is there, not a regular file: refusing to write through it")
+    folder = os.path.dirname(path) or "."
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = None
+    try:
+        for attempt in range(100):
+            tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{attempt}.tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o666)
+                break
+            except FileExistsError:
+                tmp = None
+        else:
+            raise FileExistsError(17, "no free temporary name")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        fail(f"{path}: cannot write it ({e.strerror or e})")
 
 
 def check_version(doc, path, what="results file"):
@@ -63,14 +183,13 @@ def check_version(doc, path, what="results file"):
 def read_limits(path):
     """A calibration file (`portalab calibrate --out FILE`), its version
     checked: {"schema_version", "provenance", "calibration"}."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ResultsError(f"{path}: not a portalab calibration file ({e})") from e
+    doc = read_json(path, "portalab calibration file")
     check_version(doc, path, "calibration file")
     if not isinstance(doc, dict) or "calibration" not in doc:
         raise ResultsError(f"{path}: not a portalab calibration file (no \"calibration\" in it)")
+    problem = first_problem(doc, "limits")
+    if problem:
+        raise ResultsError(f"{path}: not a valid portalab calibration file ({problem})")
     return doc
 
 
@@ -79,13 +198,16 @@ SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 SCHEMA_KINDS = ("results", "limits")
 
 
+_SCHEMAS = {}
+
+
 def schemas():
     """{kind: JSON Schema} of the files portalab writes (schema/<kind>.schema.json)."""
-    out = {}
-    for kind in SCHEMA_KINDS:
-        with open(os.path.join(SCHEMA_DIR, f"{kind}.schema.json")) as f:
-            out[kind] = json.load(f)
-    return out
+    if not _SCHEMAS:
+        for kind in SCHEMA_KINDS:
+            with open(os.path.join(SCHEMA_DIR, f"{kind}.schema.json")) as f:
+                _SCHEMAS[kind] = json.load(f)
+    return _SCHEMAS
 
 
 def _validator(schema, known):
@@ -111,9 +233,189 @@ def validate(doc, kind="results", part=None, at=""):
     schema = known[kind]
     if part:
         schema = {"$ref": f"{schema['$id']}#/$defs/{part}"}
-    errors = _validator(schema, known).iter_errors(doc)
-    return [f"{'/'.join([at] * bool(at) + [str(p) for p in e.absolute_path]) or '(top)'}: {e.message}"
-            for e in sorted(errors, key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])]
+    try:
+        errors = list(_validator(schema, known).iter_errors(doc))
+        return [f"{'/'.join([at] * bool(at) + [str(p) for p in e.absolute_path]) or '(top)'}: "
+                f"{cut(e.message)}"
+                for e in sorted(errors, key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])]
+    except RecursionError:
+        return [f"{at or '(top)'}: nested too deeply"]
+
+
+def cut(text, most=200):
+    """A message of a file's text kept short: a 1 MB value is not echoed whole."""
+    return text if len(text) <= most else text[:most] + f"... ({len(text)} characters)"
+
+
+# Fields of schema_version 2 that files written before they were added lack
+# (energy, 2026-11-25): a reader takes such files; validate() names them.
+ADDED_IN_VERSION_2 = {"energy", "energy_sizes", "energy_with_copies", "energy_without_copies"}
+
+
+def _is_type(value, name):
+    """Whether value is of the JSON type name (1.0 is an integer, True no number)."""
+    return _TYPE_TESTS[name](value)
+
+
+_TYPE_TESTS = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: v is True or v is False,
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+    or (isinstance(v, float) and v.is_integer()),
+}
+
+# 64-bit integers, as the binary writes them: larger ones are no count of anything.
+INT_RANGE = (-2 ** 63, 2 ** 64)
+
+
+def _resolve(ref, defs):
+    """The schema a $ref names: "#/$defs/x" in this file, "<kind>.schema.json#/$defs/x" in another."""
+    where, _, fragment = ref.partition("#")
+    if where:
+        defs = schemas()[where.split(".")[0]]["$defs"]
+    return defs[fragment.rsplit("/", 1)[1]], defs
+
+
+def _shown(value):
+    return cut(json.dumps(value), 40)
+
+
+def _checker(schema, defs, made):
+    """A function (value, at) -> "<field>: <what>" where value first breaks
+    schema, else None: the subset of JSON Schema that schema/*.schema.json
+    uses, made once per (sub)schema so that every row of a sweep is checked
+    in a few microseconds (a general validator takes a millisecond)."""
+    if id(schema) in made:
+        return made[id(schema)]
+    made[id(schema)] = lambda v, at: check(v, at)  # refers ahead: a schema may hold itself
+    if "$ref" in schema:
+        check = _checker(*_resolve(schema["$ref"], defs), made)
+        made[id(schema)] = check
+        return check
+    tests = []
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            alternatives = [_checker(s, defs, made) for s in schema[key]]
+            nullable = {"type": "null"} in schema[key]
+
+            def any_of(v, at, alternatives=alternatives, nullable=nullable):
+                if v is None and nullable:
+                    return None
+                found = []
+                for alternative in alternatives:
+                    problem = alternative(v, at)
+                    if problem is None:
+                        return None
+                    found.append(problem)
+                return min(found, key=len)
+            tests.append(any_of)
+    names = ()
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        first, *others = [_TYPE_TESTS[n] for n in names]
+
+        def of_type(v, at):
+            if first(v) or any(t(v) for t in others):
+                return None
+            return f"{at or '(top)'}: {_shown(v)} is not of type {' or '.join(names)}"
+        tests.append(of_type)
+    if "enum" in schema:
+        allowed = schema["enum"]
+        tests.append(lambda v, at: None if v in allowed else
+                     f"{at or '(top)'}: {_shown(v)} is not one of {json.dumps(allowed)}")
+    if "const" in schema:
+        const = schema["const"]
+        tests.append(lambda v, at: None if v == const else
+                     f"{at or '(top)'}: {_shown(v)} is not {json.dumps(const)}")
+    low, above = schema.get("minimum"), schema.get("exclusiveMinimum")
+
+    def number(v, at):
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            return None
+        if low is not None and v < low:
+            return f"{at or '(top)'}: {v} is less than the minimum of {low}"
+        if above is not None and v <= above:
+            return f"{at or '(top)'}: {v} is not above {above}"
+        if isinstance(v, int) and not INT_RANGE[0] <= v < INT_RANGE[1]:
+            return f"{at or '(top)'}: {_shown(v)} is beyond a 64-bit integer"
+        return None
+    if low is not None or above is not None or not names or "integer" in names:
+        tests.append(number)
+    if "maxLength" in schema:
+        longest = schema["maxLength"]
+        tests.append(lambda v, at: None if not isinstance(v, str) or len(v) <= longest else
+                     f"{at or '(top)'}: a text of {len(v)} characters, more than {longest}")
+    if "pattern" in schema:
+        pattern = re.compile(schema["pattern"])
+        tests.append(lambda v, at: None if not isinstance(v, str) or pattern.search(v) else
+                     f"{at or '(top)'}: {_shown(v)} does not match {pattern.pattern}")
+    if "properties" in schema or "required" in schema or "additionalProperties" in schema:
+        props = {k: _checker(v, defs, made) for k, v in schema.get("properties", {}).items()}
+        required = [k for k in schema.get("required", ()) if k not in ADDED_IN_VERSION_2]
+        extra = schema.get("additionalProperties", True)
+        extra = extra if isinstance(extra, bool) else _checker(extra, defs, made)
+
+        def fields(v, at):
+            if not isinstance(v, dict):
+                return None
+            for name in required:
+                if name not in v:
+                    return f"{at or '(top)'}: {name!r} is missing"
+            for name, x in v.items():
+                check = props.get(name, extra)
+                if check is False:
+                    return f"{at or '(top)'}: {_shown(name)} is not one of its fields"
+                if check is not True:
+                    problem = check(x, f"{at}/{name}" if at else name)
+                    if problem:
+                        return problem
+            return None
+        tests.append(fields)
+    if "if" in schema:
+        when, then = _checker(schema["if"], defs, made), _checker(schema["then"], defs, made)
+        tests.append(lambda v, at: then(v, at) if isinstance(v, dict) and when(v, at) is None
+                     else None)
+    if "items" in schema:
+        item = _checker(schema["items"], defs, made)
+
+        def items(v, at):
+            if not isinstance(v, list):
+                return None
+            for i, x in enumerate(v):
+                problem = item(x, f"{at}/{i}" if at else str(i))
+                if problem:
+                    return problem
+            return None
+        tests.append(items)
+
+    def check(v, at):
+        for test in tests:
+            problem = test(v, at)
+            if problem:
+                return problem
+        return None
+    if len(tests) == 1:
+        check = tests[0]
+    made[id(schema)] = check
+    return check
+
+
+_CHECKERS = {}
+
+
+def first_problem(doc, kind="results", part=None, at=""):
+    """The first way doc breaks schema/<kind>.schema.json (or its
+    $defs/<part>, found at `at` in its file), "<field>: <what>", or None:
+    what the scripts check of every file they read, without jsonschema."""
+    if (kind, part) not in _CHECKERS:
+        schema = schemas()[kind]
+        _CHECKERS[kind, part] = _checker(schema["$defs"][part] if part else schema,
+                                         schema["$defs"], {})
+    return _CHECKERS[kind, part](doc, at)
 
 
 def csv_columns():
@@ -148,24 +450,28 @@ def _types(schema):
     return {"object"}  # a $ref: the limit
 
 
+# A number as JSON writes it (Python's int() and float() also take "nan",
+# "inf", " 1", "1_000").
+JSON_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
+JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
 def _cell(text, types):
-    """A CSV cell as the JSON value of a property of these types."""
+    """A CSV cell as the JSON value of a property of these types; text that
+    is none of them stays text, for the schema to name."""
     if text == "" and ("null" in types or types == {"object"}):
         return None
-    if "object" in types:
-        return json.loads(text)
+    try:
+        if "object" in types:
+            return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        if "integer" in types and JSON_INTEGER.fullmatch(text):
+            return int(text)
+        if "number" in types and JSON_NUMBER.fullmatch(text):
+            return _finite(text)
+    except (ValueError, RecursionError):
+        pass
     if "boolean" in types:
         return {"true": True, "false": False}.get(text, text)
-    if "integer" in types:
-        try:
-            return int(text)
-        except ValueError:
-            pass
-    if "number" in types:
-        try:
-            return float(text)
-        except ValueError:
-            pass
     return text
 
 
@@ -177,19 +483,25 @@ def csv_problems(path):
     results = schemas()["results"]["$defs"]
     props = results["row"]["properties"]
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header, lines = reader.fieldnames or [], list(reader)
-    except UnicodeDecodeError as e:
-        return [f"{path}: not UTF-8 ({e})"]
+        reader = csv.reader(io.StringIO(read_text(path, "results.csv"), newline=""))
+        lines = [(reader.line_num, cells) for cells in reader if cells]
+    except NotAFile:
+        raise
+    except (ResultsError, csv.Error) as e:
+        return [str(e) if isinstance(e, ResultsError) else f"{path}:{reader.line_num}: not CSV ({e})"]
+    header = lines[0][1] if lines else []
     expected = csv_columns()
     problems = []
     if sorted(header) != sorted(expected):
-        problems.append(f"{path}: columns {sorted(set(header) - set(expected))} are not the "
-                        f"schema's, and {sorted(set(expected) - set(header))} are missing")
+        problems.append(f"{path}: columns {sorted(set(header) - set(expected))[:10]} are not the "
+                        f"schema's, and {sorted(set(expected) - set(header))[:10]} are missing")
         return problems
     phases = props["stats"]["properties"]
-    for i, cells in enumerate(lines, start=2):
+    for i, cells in lines[1:]:
+        if len(cells) != len(header):
+            problems.append(f"{path}:{i}: {len(cells)} cells, the header has {len(header)} columns")
+            continue
+        cells = dict(zip(header, cells))
         row = {k: _cell(v, _types(props[k])) for k, v in cells.items() if k in props}
         limit = {k[len("limit_"):]: cells[k] for k in cells if k.startswith("limit_") and cells[k]}
         if "value" in limit:
@@ -217,34 +529,49 @@ def _json_problems(path, doc, kind, what):
     return [f"{path}: {e}" for e in validate(doc, kind)]
 
 
+def journal_lines(path):
+    """A journal's head (its first line: version and provenance) and its
+    updates, [(line number, update)]. A last line cut short by a kill is
+    left out (what came before stands); any other line that is not an update
+    {"first": n, "rows": [...]} carrying on from the rows before it is a
+    ResultsError naming it: rows are never dropped without a word."""
+    lines = read_text(path, "portalab journal", errors="replace").split("\n")
+    head = parse_json(lines[0], f"{path}:1", "portalab journal")
+    if not isinstance(head, dict) or not isinstance(head.get("provenance"), dict):
+        raise ResultsError(f"{path}:1: not a portalab journal (no provenance on its first line)")
+    check_version(head, path, "journal")
+    body = [(i, line) for i, line in enumerate(lines[1:], start=2) if line]
+    updates, count = [], 0
+    for k, (i, line) in enumerate(body):
+        try:
+            update = parse_json(line, f"{path}:{i}", "journal line")
+        except ResultsError:
+            if i == len(lines):
+                break  # the last line, with no end: cut short by a kill
+            raise
+        first = update.get("first") if isinstance(update, dict) else None
+        if not isinstance(first, int) or isinstance(first, bool) \
+                or not isinstance(update.get("rows"), list) or not 0 <= first <= count:
+            raise ResultsError(f"{path}:{i}: not an update {{\"first\": 0 to {count}, "
+                               f"\"rows\": [...]}} of the {count} rows before it")
+        count = first + len(update["rows"])
+        updates.append((i, update))
+    return head, updates
+
+
 def journal_problems(path):
     """Where a journal (results.jsonl) breaks the schema: its first line (the
     version and the provenance), then every row of every update. A last line
     cut short by a kill is left out, as read_journal() leaves it."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
     try:
-        head = json.loads(lines[0])
-        check_version(head, path, "journal")
-    except ValueError as e:
-        return [f"{path}:1: not a portalab journal ({e})"]
+        head, updates = journal_lines(path)
+    except NotAFile:
+        raise
     except ResultsError as e:
         return [str(e)]
     problems = [f"{path}:1: {e}"
                 for e in validate(head.get("provenance"), "results", "provenance", "provenance")]
-    body = [(i, line) for i, line in enumerate(lines[1:], start=2) if line]
-    for k, (i, line) in enumerate(body):
-        try:
-            update = json.loads(line)
-        except ValueError as e:
-            if k == len(body) - 1:
-                break  # cut short by a kill: what came before stands
-            problems.append(f"{path}:{i}: not JSON ({e})")
-            continue
-        if not isinstance(update, dict) or not isinstance(update.get("first"), int) \
-                or not isinstance(update.get("rows"), list):
-            problems.append(f"{path}:{i}: not an update {{\"first\": integer, \"rows\": [...]}}")
-            continue
+    for i, update in updates:
         for j, row in enumerate(update["rows"]):
             problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row", f"rows/{j}")]
     return problems
@@ -263,15 +590,26 @@ def file_problems(path):
     if not name.endswith(".json"):
         return []
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        return [f"{path}: not JSON ({e})"] if name == "results.json" else []
+        doc = read_json(path, "JSON file")
+    except NotAFile:
+        raise
+    except ResultsError as e:
+        return [str(e)] if name == "results.json" else []
     if name == "results.json":
         return _json_problems(path, doc, "results", "results file")
     if isinstance(doc, dict) and "calibration" in doc:
         return _json_problems(path, doc, "limits", "calibration file")
     return []
+
+
+def walk(folder):
+    """os.walk, sorted, a folder that cannot be listed a ResultsError (not
+    skipped without a word)."""
+    def refuse(e):
+        raise ResultsError(f"{e.filename}: cannot list this folder ({e.strerror})")
+    for root, dirs, names in os.walk(folder, onerror=refuse):
+        dirs.sort()
+        yield root, dirs, sorted(names)
 
 
 def written_files(paths, newer_than=None):
@@ -281,15 +619,14 @@ def written_files(paths, newer_than=None):
     found = []
     for p in paths:
         if os.path.isdir(p):
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
+            for root, dirs, names in walk(p):
                 found += [os.path.join(root, n) for n in sorted(names)
                           if n in (JOURNAL, "results.csv") or n.endswith(".json")]
-        elif os.path.exists(p):
+        elif os.path.lexists(p):
             found.append(p)
         else:
             raise ResultsError(f"{p}: no such file or folder")
-    return [f for f in found if newer_than is None or os.path.getmtime(f) >= newer_than]
+    return [f for f in found if newer_than is None or os.lstat(f).st_mtime >= newer_than]
 
 
 def have_jsonschema():
@@ -324,16 +661,15 @@ def find_results(paths):
     for p in paths:
         if os.path.isdir(p):
             found = []
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
+            for root, dirs, names in walk(p):
                 # A run killed before its first full file has its journal only.
                 if "results.json" in names or JOURNAL in names:
                     found.append(os.path.join(root, "results.json"))
             if not found:
                 raise ResultsError(f"{p}: no results.json below this folder")
             files += found
-        elif os.path.isfile(p) or os.path.isfile(os.path.join(os.path.dirname(p), JOURNAL)):
-            files.append(p)
+        elif os.path.lexists(p) or os.path.lexists(os.path.join(os.path.dirname(p), JOURNAL)):
+            files.append(p)  # read_bytes() names what it is if not a file
         else:
             raise ResultsError(f"{p}: no such file or folder")
     return files
@@ -369,25 +705,12 @@ def read_journal(path):
     """The document a run's journal (results.jsonl) holds: its provenance and
     every row it recorded, each update's rows replacing those from its
     "first" on. A last line cut short by a kill is left out."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
-    try:
-        head = json.loads(lines[0])
-        prov = head["provenance"]
-    except (ValueError, KeyError, TypeError, IndexError) as e:
-        raise ResultsError(f"{path}: not a portalab journal ({e})") from e
-    check_version(head, path, "journal")
+    head, updates = journal_lines(path)
+    prov = head["provenance"]
     rows = []
-    for line in lines[1:]:
-        if not line:
-            continue
-        try:
-            update = json.loads(line)
-            first, new = update["first"], update["rows"]
-        except (ValueError, KeyError, TypeError):
-            break  # cut short: what came before stands
-        rows[first:] = new
-    counts = {c: sum(r.get("check") == c for r in rows)
+    for _, update in updates:
+        rows[update["first"]:] = update["rows"]
+    counts = {c: sum(isinstance(r, dict) and r.get("check") == c for r in rows)
               for c in ("PASS", "FAIL", "ERROR", "SKIPPED", "N/A")}
     summary = {"entries": len(rows), "failed": counts["FAIL"], "errors": counts["ERROR"],
                "skipped": counts["SKIPPED"], "not_applicable": counts["N/A"],
@@ -400,16 +723,23 @@ def read_document(path):
     """results.json as a run left it: while a journal lies beside it, the run
     did not finish (killed, or its files could not be written) and the
     journal holds every completed entry, results.json perhaps fewer."""
+    return _read_document(path)[0]
+
+
+def _read_document(path):
+    """(read_document(path), the file it was read from)."""
     journal = os.path.join(os.path.dirname(path), JOURNAL)
     if os.path.basename(path) == JOURNAL:
-        return read_journal(path)
-    if os.path.exists(journal):
+        return read_journal(path), path
+    if os.path.lexists(journal):
         try:
-            return read_journal(journal)
-        except (OSError, ResultsError):
-            pass  # a journal begun but empty: results.json, if any, stands
-    with open(path) as f:
-        return check_version(json.load(f), path)
+            return read_journal(journal), journal
+        except ResultsError:
+            if not (os.path.isfile(journal) and os.path.getsize(journal) == 0
+                    and os.path.lexists(path)):
+                raise
+            # a journal begun but empty: results.json stands
+    return check_version(read_json(path), path), path
 
 
 def load_document(path):
@@ -419,23 +749,34 @@ def load_document(path):
         return read_document(path)
     except ResultsError as e:
         fail(str(e))
-    except (OSError, ValueError) as e:
-        fail(f"{path}: not a portalab results.json ({e})")
 
 
 def read_run(path):
     """(document, flattened rows) of one results.json (or of its run's journal)."""
-    try:
-        doc = read_document(path)  # a ResultsError (another version) as it is
-        prov = doc["provenance"]
-        rows = doc["results"]
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise TypeError("its results are not a list of rows")
-        return doc, rows_of(path, prov, rows)
-    except KeyError as e:
-        raise ResultsError(f"{path}: not a portalab results.json (no {e} in it)") from e
-    except (OSError, ValueError, TypeError, AttributeError) as e:
-        raise ResultsError(f"{path}: not a portalab results.json ({e})") from e
+    doc, source = _read_document(path)  # a ResultsError (another version) as it is
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{source}: not a portalab results.json (not a JSON object)")
+    for key in ("provenance", "results"):
+        if key not in doc:
+            raise ResultsError(f"{source}: not a portalab results.json (no '{key}' in it)")
+    problem = document_problem(doc)
+    if problem:
+        raise ResultsError(f"{source}: {problem}")
+    return doc, rows_of(path, doc["provenance"], doc["results"])
+
+
+def document_problem(doc):
+    """The first way a results document breaks its schema, as the scripts
+    read it: a summary made from a journal is the scripts' own, left out."""
+    rows = doc["results"]
+    if isinstance(doc.get("summary"), dict) and "incomplete" in doc["summary"]:
+        problem = first_problem(doc["provenance"], "results", "provenance", "provenance")
+    else:
+        problem = first_problem(dict(doc, results=[]))
+    if problem or not isinstance(rows, list):
+        return problem or "results: not a list of rows"
+    return next(filter(None, (first_problem(r, "results", "row", f"results/{i}")
+                              for i, r in enumerate(rows))), None)
 
 
 def rows_of(path, prov, rows):
@@ -646,6 +987,16 @@ def require_matplotlib():
     except ImportError:
         fail(MATPLOTLIB_NEEDED)
     return plt
+
+
+def finite_number(text):
+    """An argparse type: a number that is finite ("nan" and "inf", which
+    float() takes, are not)."""
+    import argparse
+    try:
+        return _finite(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number") from None
 
 
 def fail(message):

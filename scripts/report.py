@@ -70,6 +70,8 @@ def size(n):
 
 
 def times(x):
+    if x is None:
+        return "-"
     return f"{x:.2f}×" if x < 10 else f"{x:.3g}×"
 
 
@@ -159,11 +161,7 @@ def measured(r):
 
 def experiments_in(rows):
     """Experiments in the order the runs measured them."""
-    seen = []
-    for r in rows:
-        if r["experiment"] not in seen:
-            seen.append(r["experiment"])
-    return seen
+    return list(dict.fromkeys(r["experiment"] for r in rows))
 
 
 def ordered(values, order=None):
@@ -174,6 +172,17 @@ def ordered(values, order=None):
 
 def by(rows, **match):
     return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+
+
+def groups(rows, *fields):
+    """{(values of fields): [rows]} in one pass (one field: its value), the
+    rows of each in their order: never by() once per key (a sweep of tens
+    of thousands of rows made that quadratic)."""
+    out = {}
+    for r in rows:
+        key = tuple(pr.hashable(r.get(f)) for f in fields)
+        out.setdefault(key if len(fields) > 1 else key[0], []).append(r)
+    return out
 
 
 def host_rows(rows):
@@ -188,20 +197,19 @@ def one_copy_mode(rows):
     """Host spaces have no copies (the mirror is the data): of their copy
     modes keep one row per entry, the fastest that passed (else the first),
     as copies "none", so that figures and tables show each host entry once."""
-    keep, best = [], {}
+    keep, at = [], {}  # at: where the entry's row is in keep
     for r in rows:
         if not pr.is_host_space(r["space"]):
             keep.append(r)
             continue
         k = (r["hostname"], r["space"], r["experiment"], r["variant"], r["dtype"], r["n"],
              r["ranks"], pr.hashable(r["parameters"]))
-        if k not in best:
-            best[k] = dict(r, copies="none")
-            keep.append(best[k])
-        elif r["check"] == "PASS" and (best[k]["check"] != "PASS"
-                                       or r["total_ms"] < best[k]["total_ms"]):
-            at = keep.index(best[k])
-            keep[at] = best[k] = dict(r, copies="none")
+        if k not in at:
+            at[k] = len(keep)
+            keep.append(dict(r, copies="none"))
+        elif r["check"] == "PASS" and (keep[at[k]]["check"] != "PASS"
+                                       or r["total_ms"] < keep[at[k]]["total_ms"]):
+            keep[at[k]] = dict(r, copies="none")
     return keep
 
 
@@ -272,9 +280,10 @@ def copies_sentences(rows):
     out, tab = [], []
     dev = [r for r in rows if not pr.is_host_space(r["space"]) and r["copies"] != "none"
            and r["check"] == "PASS" and r["total_ms"] > 0]
-    for key in ordered({(r["space"], r["variant"], r["dtype"]) for r in dev}):
+    series = groups(dev, "space", "variant", "dtype")
+    for key in ordered(series):
         space, variant, dtype = key
-        mine = by(dev, space=space, variant=variant, dtype=dtype)
+        mine = series[key]
         n = max(r["n"] for r in mine)
         parts = []
         for r in sorted(by(mine, n=n), key=lambda r: pr_copies_order(r["copies"])):
@@ -305,9 +314,10 @@ def fusion_sentences(rows):
     fused, unfused = by(ok, variant="fused"), by(ok, variant="unfused")
     if not fused or not unfused:
         return out
-    for space, dtype in ordered({(r["space"], r["dtype"]) for r in fused}):
-        f = {(r["n"], r["copies"]): r for r in by(fused, space=space, dtype=dtype)}
-        u = {(r["n"], r["copies"]): r for r in by(unfused, space=space, dtype=dtype)}
+    fused_of, unfused_of = groups(fused, "space", "dtype"), groups(unfused, "space", "dtype")
+    for space, dtype in ordered(fused_of):
+        f = {(r["n"], r["copies"]): r for r in fused_of[space, dtype]}
+        u = {(r["n"], r["copies"]): r for r in unfused_of.get((space, dtype), [])}
         common = sorted(set(f) & set(u))
         if not common:
             continue
@@ -341,9 +351,9 @@ def dtype_ratios(rows):
 
 def dtype_sentences(rows):
     out = []
-    ratios = dtype_ratios(rows)
-    for space in ordered({d["space"] for d in ratios}):
-        mine = [d for d in by(ratios, space=space)]
+    of_space = groups(dtype_ratios(rows), "space")
+    for space in ordered(of_space):
+        mine = of_space[space]
         n = max(d["n"] for d in mine)
         at_n = [d for d in mine if d["n"] == n]
         vals = sorted(d["ratio"] for d in at_n)
@@ -359,8 +369,9 @@ def cold_sentences(rows):
     """The first call of each space: its cost against a warm call."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r.get("cold_ms") and r["total_ms"] > 0]
-    for space in ordered({r["space"] for r in ok}):
-        mine = by(ok, space=space)
+    of_space = groups(ok, "space")
+    for space in ordered(of_space):
+        mine = of_space[space]
         first = [r for r in mine if r.get("first_in_process")]
         r = first[0] if first else min(mine, key=lambda r: (r["n"], r["variant"]))
         why = (" (the first call of this kernel in the process: module loading, first touch "
@@ -376,10 +387,10 @@ def service_table(rows):
     and how close its largest size came to the space's limit."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS"]
-    for key in ordered({(r["variant"], r["dtype"], r["space"], r["copies"]) for r in ok}):
+    series = groups(ok, "variant", "dtype", "space", "copies")
+    for key in ordered(series):
         variant, dtype, space, copies = key
-        mine = by(ok, variant=variant, dtype=dtype, space=space, copies=copies)
-        r = max(mine, key=lambda r: r["n"])
+        r = max(series[key], key=lambda r: r["n"])
         out.append([variant, dtype, space, copies, r.get("library", ""), pr.threads_text(r),
                     size(r["n"]), limit_rate(r), pr.limit_text(r.get("limit")) or "-",
                     pct(r.get("pct_of_limit")) if r.get("pct_of_limit") else "-"])
@@ -392,8 +403,9 @@ def service_table(rows):
 def limit_sentences(rows):
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r.get("pct_of_limit")]
-    for space in ordered({r["space"] for r in ok}):
-        mine = by(ok, space=space)
+    of_space = groups(ok, "space")
+    for space in ordered(of_space):
+        mine = of_space[space]
         n = max(r["n"] for r in mine)
         best = max(by(mine, n=n), key=lambda r: r["pct_of_limit"])
         out.append(f"On {space} at n = {size(n)}, the closest to the limit is {best['variant']} "
@@ -491,10 +503,9 @@ def phases_figure(figs, rows, experiment):
     return figs.block(fig, alt, f"Phases of {experiment} on the device at n = {size(n)}.", tab)
 
 
-def experiment_section(figs, rows, experiment, crossovers, has_gpu, many):
-    mine = by(rows, experiment=experiment)
+def experiment_section(figs, mine, experiment, found, has_gpu, many):
+    """mine: the experiment's rows; found: its crossovers."""
     passed = [r for r in mine if r["check"] == "PASS"]
-    found = [c for c in crossovers if c["experiment"] == experiment]
     if found:
         pays = [crossover_sentence(c, many) for c in found]
     elif has_gpu and not device_spaces(passed):
@@ -506,8 +517,9 @@ def experiment_section(figs, rows, experiment, crossovers, has_gpu, many):
     copies, copies_tab = copies_sentences(passed)
     blocks = [text(*pays), text(*copies, *fusion_sentences(passed), *dtype_sentences(passed),
                                 *cold_sentences(passed), *limit_sentences(passed))]
-    for dtype in ordered({r["dtype"] for r in mine}, ["float32", "float64"]):
-        blocks.append(time_figure(figs, by(mine, dtype=dtype), experiment, dtype))
+    of_dtype = groups(mine, "dtype")
+    for dtype in ordered(of_dtype, ["float32", "float64"]):
+        blocks.append(time_figure(figs, of_dtype[dtype], experiment, dtype))
     blocks.append(phases_figure(figs, passed, experiment))
     if found:
         blocks.append(crossover_table(found))
@@ -633,9 +645,7 @@ def reasons_section(rows, has_gpu):
             dev = [r for r in rows if r["space"] in fast and r["copies"] != "none"
                    and r["check"] == "PASS" and r["total_ms"] > 0 and r["ranks"] == 1]
             shares = []
-            for key in {(r["experiment"], r["variant"], r["dtype"], r["copies"]) for r in dev}:
-                mine = [r for r in dev if (r["experiment"], r["variant"], r["dtype"],
-                                           r["copies"]) == key]
+            for mine in groups(dev, "experiment", "variant", "dtype", "copies").values():
                 r = max(mine, key=lambda r: r["n"])
                 shares.append(((r["h2d_ms"] + r["d2h_ms"]) / r["total_ms"], r))
             if shares:
@@ -653,10 +663,10 @@ def reasons_section(rows, has_gpu):
             blocks.append(text("3. Copies: host spaces use the data where it is (the host mirror "
                                "is the data): nothing was copied in this run."))
         # 4. 64-bit types
-        ratios = [d for d in dtype_ratios(rows) if d["space"] in fast + ref]
+        of_space = groups([d for d in dtype_ratios(rows) if d["space"] in fast + ref], "space")
         parts = []
-        for space in ordered({d["space"] for d in ratios}, fast + ref):
-            mine = by(ratios, space=space)
+        for space in ordered(of_space, fast + ref):
+            mine = of_space[space]
             n = max(d["n"] for d in mine)
             vals = [d["ratio"] for d in mine if d["n"] == n]
             parts.append(f"{times(statistics.median(vals))} on {space}")
@@ -678,10 +688,10 @@ def overlap_rows(rows):
     run on several instances, against its one-instance variant."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r["kernel_ms"] > 0]
+    entry = ("hostname", "experiment", "space", "dtype", "n", "copies", "ranks", "parameters")
+    of_entry = groups(ok, *entry)
     for r in ok:
-        same = [s for s in ok if all(s[k] == r[k] for k in ("hostname", "experiment", "space",
-                                                              "dtype", "n", "copies", "ranks",
-                                                              "parameters"))]
+        same = of_entry[tuple(pr.hashable(r[k]) for k in entry)]
         where = f"{r['space']} {r['dtype']} n = {size(r['n'])}" + (
             "" if pr.is_host_space(r["space"]) else f" ({r['copies']} memory)")
         if metric(r, "overlap") is not None:  # inverse_pair concurrent
@@ -699,9 +709,10 @@ def overlap_rows(rows):
                     f"as fast as serial, {pct(metric(r, 'of_perfect'))} of a perfect overlap of "
                     f"copies with compute ({num(metric(serial, 'perfect_overlap_ms'))} ms).")))
         elif metric(r, "vs_1") is not None and r["variant"] != "instances_1":
-            k = int(re.sub(r"\D", "", r["variant"]) or 1)
+            digits = re.sub(r"\D", "", r["variant"])
+            k = int(digits) if 0 < len(digits) < 10 else 1
             one = next((s for s in same if s["variant"] == "instances_1"), None)
-            if one:
+            if one and k > 0:
                 out.append((r, one["kernel_ms"] / k, (
                     f"{r['experiment']} on {where}: {k} instances run {times(metric(r, 'vs_1'))} "
                     f"the kernels per second of one (a perfect overlap: {k}×).")))
@@ -714,17 +725,30 @@ def streams_section(figs, rows):
         return None
     blocks = [text("Work spread over several execution-space instances (CUDA streams, host "
                    "thread pools) against the same work on one, and against a perfect overlap.")]
-    for experiment in ordered({r["experiment"] for r, _, _ in found}):
-        mine = [f for f in found if f[0]["experiment"] == experiment]
-        blocks.append(text(*[s for _, _, s in mine]))
+    of_experiment = {}
+    for f in found:
+        of_experiment.setdefault(f[0]["experiment"], []).append(f)
+    for experiment in ordered(of_experiment):
+        mine = of_experiment[experiment]
         names = [f"{r['space']} {r['variant']} {r['dtype']}"
                  + ("" if pr.is_host_space(r["space"]) else f" {r['copies']}") for r, _, _ in mine]
-        fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(mine)))
-        ax.barh(range(len(mine)), [r["kernel_ms"] for r, _, _ in mine], color="tab:blue",
+        # Sentences and bars at each series' largest size (a sweep's every
+        # size would be thousands of bars); the table has every row.
+        largest = {}
+        for i, (r, _, _) in enumerate(mine):
+            k = (names[i], r["hostname"], r["ranks"], pr.hashable(r["parameters"]))
+            if k not in largest or r["n"] > mine[largest[k]][0]["n"]:
+                largest[k] = i
+        shown = sorted(largest.values())
+        bars = [mine[i] for i in shown]
+        blocks.append(text(*[s for _, _, s in bars]))
+        fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(bars)))
+        ax.barh(range(len(bars)), [r["kernel_ms"] for r, _, _ in bars], color="tab:blue",
                 label="measured")
-        ax.scatter([p for _, p, _ in mine], range(len(mine)), marker="|", s=300, color="black",
+        ax.scatter([p for _, p, _ in bars], range(len(bars)), marker="|", s=300, color="black",
                    zorder=3, label="perfect overlap")
-        ax.set_yticks(range(len(mine)), names, fontsize=7)
+        ax.set_yticks(range(len(bars)), [f"{names[i]} n = {size(mine[i][0]['n'])}" for i in shown],
+                      fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel("time of the work (ms, median)")
         ax.legend(fontsize=7, loc="lower right")
@@ -734,9 +758,10 @@ def streams_section(figs, rows):
                     [[nm, size(r["n"]), num(r["kernel_ms"]), num(p), pct(p / r["kernel_ms"])]
                      for nm, (r, p, _) in zip(names, mine)])
         blocks.append(figs.block(
-            fig, f"{experiment}: bars of the measured time of each variant on several instances, "
-            f"with a tick at the time a perfect overlap would take.",
-            f"{experiment} on several instances: measured time and a perfect overlap's.", tab))
+            fig, f"{experiment}: bars of the measured time of each variant on several instances "
+            f"at its largest size, with a tick at the time a perfect overlap would take.",
+            f"{experiment} on several instances: measured time and a perfect overlap's (the "
+            f"figure at each series' largest size, the table at every size).", tab))
     return section("streams", "Streams and instances: overlap", *blocks)
 
 
@@ -748,11 +773,10 @@ def ranks_section(figs, rows, plot):
         return None
     blocks = []
     eff = [r for r in multi if metric(r, "parallel_efficiency") is not None]
-    sentences, tab = [], []
-    for key in ordered({(r["experiment"], r["variant"], r["space"], r["dtype"], r["copies"],
-                         r["ranks"]) for r in eff}):
-        mine = sorted([r for r in eff if (r["experiment"], r["variant"], r["space"], r["dtype"],
-                                          r["copies"], r["ranks"]) == key], key=lambda r: r["n"])
+    sentences, tab = [], {}
+    series = groups(eff, "experiment", "variant", "space", "dtype", "copies", "ranks")
+    for key in ordered(series):
+        mine = sorted(series[key], key=lambda r: r["n"])
         exp, var, space, dt, copies, k = key
         p = pr.pays({r["n"]: 1.0 for r in mine},
                     {r["n"]: 1.0 / metric(r, "speedup_over_1_rank") for r in mine
@@ -762,33 +786,35 @@ def ranks_section(figs, rows, plot):
                          f"{pr.describe_pays(p)}; at n = {size(top['n'])} they run "
                          f"{times(metric(top, 'speedup_over_1_rank'))} one rank's rate, an "
                          f"efficiency of {pct(metric(top, 'parallel_efficiency'))}.")
-        tab += [[exp, var, space, dt, str(k), size(r["n"]),
+        tab.setdefault(exp, []).extend([exp, var, space, dt, str(k), size(r["n"]),
                  times(metric(r, "speedup_over_1_rank")), pct(metric(r, "parallel_efficiency")),
                  pct(r.get("imbalance")) if r.get("imbalance") is not None else "-"]
-                for r in mine]
+                for r in mine)
     blocks.append(text(*sentences))
-    for experiment in ordered({r["experiment"] for r in eff}):
+    of_experiment = groups(rows, "experiment")
+    for experiment in ordered(tab):
         blocks.append(figs.block(
-            plot.scaling_plot(by(rows, experiment=experiment), experiment),
+            plot.scaling_plot(of_experiment[experiment], experiment),
             f"{experiment}: parallel efficiency against the number of ranks and against n.",
             f"Parallel efficiency of {experiment} (speedup over one rank / ranks).",
             table(["experiment", "variant", "space", "type", "ranks", "n", "× one rank",
-                   "efficiency", "imbalance"], [t for t in tab if t[0] == experiment])))
+                   "efficiency", "imbalance"], tab[experiment])))
     links = [r for r in multi if r.get("pct_of_limit")
              and pr.limit_name(r) in ("peer", "peer-duplex", "allreduce")]
     sentences = []
-    for key in ordered({(r["experiment"], r["variant"], r["ranks"], r["dtype"]) for r in links}):
-        mine = [r for r in links if (r["experiment"], r["variant"], r["ranks"], r["dtype"]) == key]
-        r = max(mine, key=lambda r: r["n"])
+    series = groups(links, "experiment", "variant", "ranks", "dtype")
+    for key in ordered(series):
+        r = max(series[key], key=lambda r: r["n"])
         sentences.append(f"{key[0]} {key[1]} {key[3]} on {key[2]} ranks at "
                          f"{num(plot.message_bytes(r) / 2**20)} MiB: {num(r['gbps'])} GB/s, "
                          f"{pct(r['pct_of_limit'])} of {pr.limit_text(r['limit'])}.")
     if sentences:
         blocks.append(text(*sentences))
-    for experiment in ordered({r["experiment"] for r in links}):
-        mine = by(links, experiment=experiment)
+    links_of, multi_of = groups(links, "experiment"), groups(multi, "experiment")
+    for experiment in ordered(links_of):
+        mine = links_of[experiment]
         blocks.append(figs.block(
-            plot.bandwidth_plot(by(multi, experiment=experiment), experiment),
+            plot.bandwidth_plot(multi_of[experiment], experiment),
             f"{experiment}: bandwidth against message size, one line per variant and rank count, "
             f"the calibrated link limits dashed.",
             f"Bandwidth of {experiment} against its limits.",
@@ -823,10 +849,10 @@ def limits_section(figs, runs, roofline):
                              "gemm GFLOP/s", "gemm library", "launch µs", "transfers (best)"],
                             lim, f"Limits measured by the run's {cal.get('mode', '')} calibration "
                             f"({path})", numeric={1, 2, 3, 4, 7}))
+        points = groups([r for r in one_copy_mode(rows) if r["check"] == "PASS"
+                         and r.get("flops", 0) > 0 and r.get("bytes", 0) > 0], "space")
         for s in cal.get("spaces", []):
-            pts = [r for r in one_copy_mode(rows)
-                   if r["space"] == s["space"] and r["check"] == "PASS"
-                   and r.get("flops", 0) > 0 and r.get("bytes", 0) > 0]
+            pts = points.get(s["space"], [])
             if not pts or not s.get("memory_gbps") or not s.get("gemm_gflops"):
                 continue
             limits = dict(s, device=names.get(s["space"], ""))
@@ -1113,18 +1139,21 @@ def build(runs, base_paths=None, phase="total", threshold=10.0):
     plot.plt = roofline.plt = plt
     every = pr.newest_per_key([r for _, _, rs in runs for r in rs])
     order = experiments_in([r for _, _, rs in runs for r in rs])
-    every.sort(key=lambda r: (order.index(r["experiment"]), pr.sort_key(r)))
+    rank = {e: i for i, e in enumerate(order)}
+    every.sort(key=lambda r: (rank[r["experiment"]], pr.sort_key(r)))
     rows = one_copy_mode(every)
     figs = Figures()
     has_gpu = bool(device_spaces(rows))
     many = many_hosts(rows)
     crossovers = sorted(pr.gpu_crossovers(rows),
-                        key=lambda c: (order.index(c["experiment"]), c["variant"], c["dtype"],
+                        key=lambda c: (rank[c["experiment"]], c["variant"], c["dtype"],
                                        c["device"], c["hostname"]))
     sections = [glance_section(rows, crossovers, has_gpu, many, runs),
                 reasons_section(rows, has_gpu)]
+    of_experiment, crossovers_of = groups(rows, "experiment"), groups(crossovers, "experiment")
     for e in order:
-        sections.append(experiment_section(figs, rows, e, crossovers, has_gpu, many))
+        sections.append(experiment_section(figs, of_experiment.get(e, []), e,
+                                           crossovers_of.get(e, []), has_gpu, many))
     sections += [streams_section(figs, rows), ranks_section(figs, rows, plot),
                  limits_section(figs, runs, roofline), energy_section(runs, rows),
                  noise_section(runs, rows),
@@ -1166,7 +1195,7 @@ def main(argv=None):
                     help="a run to compare with (compare.py's verdicts as a section); repeatable")
     ap.add_argument("--phase", choices=pr.PHASES, default="total",
                     help="the phase --base compares (default total)")
-    ap.add_argument("--threshold", type=float, default=10.0,
+    ap.add_argument("--threshold", type=pr.finite_number, default=10.0,
                     help="percent slower that is a regression against --base (default 10)")
     args = ap.parse_args(argv)
     global plt
@@ -1184,11 +1213,7 @@ def main(argv=None):
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab",
                          "font.family": "sans-serif"})
     page = render(build(runs, args.base, args.phase, args.threshold))
-    try:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(page)
-    except OSError as e:
-        pr.fail(f"{args.out}: cannot write the page ({e.strerror})")
+    pr.save(args.out, page)
     print(args.out)
     return 0
 

@@ -8,7 +8,11 @@ schema_version is one line naming its version.
     validate.py results/ limits.json
     validate.py --newer-than STAMP build/tests    # files changed since STAMP
 
-Exit status: 0 every file valid, 1 a file is not, 2 a path that is not there,
+Numbers JSON does not allow (NaN, Infinity, beyond a double's range), times
+below zero and measured rows of no repetition are problems like any field.
+
+Exit status: 0 every file valid, 1 a file is not, 2 a path that is not there
+or not a file (a folder where a file is named, a FIFO, a device, unreadable),
 77 python3-jsonschema missing (nothing checked).
 """
 import argparse
@@ -21,13 +25,13 @@ import portalab_results as pr  # noqa: E402
 NOT_CHECKED = 77
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+", help="files, or folders to search")
     ap.add_argument("--newer-than", metavar="FILE",
                     help="only the files changed since FILE was (a stamp the tests touch)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not pr.have_jsonschema():
         print(f"{os.path.basename(sys.argv[0])}: needs python3-jsonschema (Debian/Ubuntu: apt-get "
               "install python3-jsonschema; pip: python3 -m pip install jsonschema): nothing checked",
@@ -40,7 +44,10 @@ def main():
         pr.fail(str(e))
     bad = 0
     for f in files:
-        problems = pr.file_problems(f)
+        try:
+            problems = pr.file_problems(f)
+        except pr.ResultsError as e:
+            pr.fail(str(e))
         bad += bool(problems)
         for p in pr.shown(problems):
             print(p)

@@ -41,7 +41,8 @@ def with_fake_gpu(doc):
     the parallel host space (OpenMP or Threads) again, kernel 8x faster,
     copies at 10 GB/s, and a pinned mode at 20."""
     doc = copy.deepcopy(doc)
-    doc["provenance"]["devices"].append({"space": "FakeGPU", "name": "Synthetic GPU"})
+    doc["provenance"]["devices"].append({"space": "FakeGPU", "name": "Synthetic GPU",
+                                       "concurrency": 221184})
     new = []
     for r in doc["results"]:
         if r["space"] not in PARALLEL_HOST_SPACES or r["check"] != "PASS":
@@ -166,4 +167,77 @@ def noisy_run(doc, truth, seed, spread=0.01, reps=10):
             _set_phase(r, p, 0.0, 0.0)
         _set_phase(r, "kernel", median, spread)
         _set_phase(r, "total", median, spread)
+    return doc
+
+
+def sweep(doc, count):
+    """A made-up sweep of `count` rows from doc's rows (a made-up GPU added):
+    each row again at sizes n * 1000 + k (k = 1, 2, ...), its times, bytes
+    and FLOPs scaled with k, until there are count rows: many series, each
+    at many sizes, as a node's sweep is."""
+    doc = with_fake_gpu(doc)
+    template = doc["results"]
+    rows = []
+    k = 0
+    while len(rows) < count:
+        k += 1
+        for r in template[:count - len(rows)]:
+            g = copy.deepcopy(r)
+            g["n"] = r["n"] * 1000 + k
+            for field in ("bytes", "flops", *(f"{p}_ms" for p in ("h2d", "kernel", "d2h", "total"))):
+                if g[field] is not None:
+                    g[field] *= k
+            for stats in g["stats"].values():
+                for s in stats:
+                    if stats[s] is not None:
+                        stats[s] *= k
+            rows.append(g)
+    doc["results"] = rows
+    return doc
+
+
+def _default(schema, defs):
+    """The plainest value a (sub)schema allows: what a hand-made file leaves out."""
+    import portalab_results as pr
+    if "$ref" in schema:
+        return _default(*pr._resolve(schema["$ref"], defs))
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return _default(schema[key][-1], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    types = schema.get("type", "object")
+    types = types if isinstance(types, list) else [types]
+    if "null" in types:
+        return None
+    kind = types[0]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: _default(props.get(k, {}), defs) for k in schema.get("required", ())}
+    if kind == "string":
+        return "2000-01-01T00:00:00Z" if "pattern" in schema else ""
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    return {"array": [], "boolean": False}[kind]
+
+
+def complete(doc):
+    """A hand-made results document with every field the schema requires
+    that it leaves out set to its plainest value (null, 0, "", none):
+    valid, so that the scripts read it."""
+    import portalab_results as pr
+    schema = pr.schemas()["results"]
+    defs = schema["$defs"]
+    doc = copy.deepcopy(doc)
+    doc["summary"] = {**_default(defs["summary"], defs), **doc.get("summary", {})}
+    doc["provenance"] = {**_default(defs["provenance"], defs), **doc.get("provenance", {})}
+    doc["provenance"]["host"] = {**_default(defs["provenance"]["properties"]["host"], defs),
+                                 **doc["provenance"]["host"]}
+    row = _default(defs["row"], defs)
+    row.update(reps=1, ranks=1)
+    doc["results"] = [{**row, **r, "stats": {p: {**_default(defs["phase"], defs), **s}
+                                             for p, s in {**row["stats"], **r.get("stats", {})}.items()}}
+                      for r in doc["results"]]
     return doc

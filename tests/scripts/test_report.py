@@ -211,9 +211,9 @@ class BadInputTest(unittest.TestCase):
         self.assertTrue(p.stderr.startswith("report.py: needs jinja2"), p.stderr)
 
     def test_no_entries(self):
-        self.check_one_line(self.write("empty.json", json.dumps(
-            {"schema_version": pr.SCHEMA_VERSION, "provenance": {}, "summary": {},
-             "results": []})), "no entries")
+        self.check_one_line(self.write("empty.json", json.dumps(synthetic.complete(
+            {"schema_version": pr.SCHEMA_VERSION, "provenance": {"host": {}}, "results": []}))),
+            "no entries")
 
 
 class DomText(HTMLParser):

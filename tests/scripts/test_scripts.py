@@ -231,7 +231,7 @@ class NoiseTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="portalab_noise_")
-        template = {"schema_version": 2,
+        template = synthetic.complete({"schema_version": 2,
                     "provenance": {"host": {"hostname": "h"}, "devices": [],
                                    "started_at": "2000-01-01T00:00:00Z"},
                     "summary": {},
@@ -239,7 +239,7 @@ class NoiseTest(unittest.TestCase):
                                  "space": "Serial", "dtype": "float64", "n": 1,
                                  "copies": "none", "check": "PASS", "reps": 10,
                                  "h2d_ms": 0, "kernel_ms": 1, "d2h_ms": 0, "total_ms": 1,
-                                 "stats": {p: {} for p in ("h2d", "kernel", "d2h", "total")}}]}
+                                 "stats": {p: {} for p in ("h2d", "kernel", "d2h", "total")}}]})
         cls.population, cls.truth = synthetic.population(template, 250)
 
     @classmethod
@@ -549,7 +549,7 @@ class HostPeersTest(unittest.TestCase):
     def test_missing_results_exit_2(self):
         rc, _, err = script("host_peers.py", os.path.join(self.tmp, "none", "results.json"))
         self.assertEqual(rc, 2, err)
-        self.assertIn("not a portalab results.json", err)
+        self.assertIn("none/results.json: cannot read it (No such file", err)
 
 
 class ValidateTest(Base):
