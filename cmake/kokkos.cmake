@@ -36,6 +36,14 @@ set(PORTALAB_KOKKOS_CACHE "${CMAKE_BINARY_DIR}/_deps" CACHE PATH
   "Where a fetched Kokkos is built and installed, one prefix per configuration (the presets share build/_deps)")
 
 # --- An installed Kokkos ----------------------------------------------------
+# A Kokkos_DIR left in the cache by an earlier configure that built the pinned
+# pair is not an installed one: look again, and reuse the prefix below.
+foreach(package Kokkos KokkosKernels)
+  string(FIND "${${package}_DIR}" "${PORTALAB_KOKKOS_CACHE}/" at)
+  if(at EQUAL 0)
+    unset(${package}_DIR CACHE)
+  endif()
+endforeach()
 find_package(Kokkos 4.6 CONFIG QUIET)
 if(Kokkos_FOUND)
   cmake_path(GET Kokkos_DIR PARENT_PATH kokkos_prefix)  # <prefix>/lib/cmake
@@ -185,7 +193,7 @@ foreach(inst DOUBLE FLOAT COMPLEX_DOUBLE COMPLEX_FLOAT HALF BHALF LAYOUTLEFT LAY
 endforeach()
 if("CUDA" IN_LIST backends)
   list(APPEND kernels_options -DKokkosKernels_ENABLE_TPL_CUBLAS=ON
-       -DKokkosKernels_ENABLE_TPL_CUSOLVER=ON)
+       -DKokkosKernels_ENABLE_TPL_CUSOLVER=ON -DCMAKE_CXX_FLAGS=-arch=sm_${sm})
 endif()
 include(CheckLanguage)
 check_language(Fortran)
