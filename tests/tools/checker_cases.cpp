@@ -2,16 +2,30 @@
 // command line, run with the checker loaded (KOKKOS_TOOLS_LIBS): "balanced"
 // raises every kind of event, well formed, from two threads, and must pass;
 // each other case breaks one rule and must make the checker fail the run.
+// The allocation cases raise the events alone (Kokkos::Profiling::allocateData):
+// the checker sees pointers, never memory.
 #include <Kokkos_Core.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 
 namespace {
+
+// An address for the allocation cases (never dereferenced).
+double somewhere[2];
+
+void allocate(const char* space, const void* ptr, std::uint64_t size) {
+  Kokkos::Profiling::allocateData(Kokkos::Tools::make_space_handle(space), "x", ptr, size);
+}
+void deallocate(const char* space, const void* ptr, std::uint64_t size) {
+  Kokkos::Profiling::deallocateData(Kokkos::Tools::make_space_handle(space), "x", ptr, size);
+}
 
 using Host = Kokkos::DefaultHostExecutionSpace;
 
@@ -34,18 +48,28 @@ void balanced() {
   Kokkos::Profiling::startSection(section);
   Kokkos::Profiling::stopSection(section);
   Kokkos::Profiling::destroyProfileSection(section);
-  // Regions nest per thread, however the threads' events interleave.
-  std::thread other([] {
+  // Regions nest per thread, however the threads' events interleave; one
+  // event at a time, as a tool that is not thread-safe needs them.
+  std::mutex one_at_a_time;
+  auto push = [&](const char* name) {
+    const std::lock_guard<std::mutex> guard(one_at_a_time);
+    Kokkos::Profiling::pushRegion(name);
+  };
+  auto pop = [&] {
+    const std::lock_guard<std::mutex> guard(one_at_a_time);
+    Kokkos::Profiling::popRegion();
+  };
+  std::thread other([&] {
     for (int i = 0; i < 100; ++i) {
-      Kokkos::Profiling::pushRegion("other thread");
-      Kokkos::Profiling::pushRegion("other thread, inner");
-      Kokkos::Profiling::popRegion();
-      Kokkos::Profiling::popRegion();
+      push("other thread");
+      push("other thread, inner");
+      pop();
+      pop();
     }
   });
   for (int i = 0; i < 100; ++i) {
-    Kokkos::Profiling::pushRegion("this thread");
-    Kokkos::Profiling::popRegion();
+    push("this thread");
+    pop();
   }
   other.join();
   Kokkos::Profiling::popRegion();
@@ -79,6 +103,40 @@ const std::map<std::string, std::function<void()>> cases = {
        Kokkos::Tools::endParallelFor(id);
      }},
     {"fence_ended_without_begin", [] { Kokkos::Tools::endFence(123456789); }},
+    {"fence_never_ended",
+     [] {
+       std::uint64_t id = 0;
+       Kokkos::Tools::beginFence("never ended", 0, &id);
+     }},
+    {"deallocation_never_allocated", [] { deallocate("Host", somewhere, 16); }},
+    {"deallocation_size_differs",
+     [] {
+       allocate("Host", somewhere, 16);
+       deallocate("Host", somewhere, 24);  // as Kokkos 4.6's OpenMP thread data
+     }},
+    {"deallocation_in_another_space",
+     [] {
+       allocate("Host", somewhere, 16);
+       deallocate("Cuda", somewhere, 16);
+     }},
+    {"allocated_twice",
+     [] {
+       allocate("Host", somewhere, 16);
+       allocate("Host", somewhere, 16);
+     }},
+    {"null_allocation", [] { allocate("Cuda", nullptr, 0); }},  // as a Cuda team scratch of 0 bytes
+    {"callbacks_overlap",
+     [] {
+       // This region's callback waits inside the checker for another thread's.
+       std::thread other([] {
+         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+         Kokkos::Profiling::pushRegion("other thread");
+         Kokkos::Profiling::popRegion();
+       });
+       Kokkos::Profiling::pushRegion("portalab test tool: wait for another thread");
+       Kokkos::Profiling::popRegion();
+       other.join();
+     }},
     {"deep_copy_never_ended",
      [] {
        const auto host = Kokkos::Tools::make_space_handle("Host");
