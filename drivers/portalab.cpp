@@ -23,6 +23,7 @@
 #include "platform/suggest.hpp"
 #include "ranks/watchdog.hpp"
 #include "results/provenance.hpp"
+#include "platform/tool_guard.hpp"
 #include "results/result_files.hpp"
 #include "results/schema_version.hpp"
 #include "run/runner.hpp"
@@ -138,6 +139,7 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
     copt.progress = portalab::world().rank() == 0 ? &std::cerr : nullptr;
     limits = portalab::calibrate(spaces_used(deck), copt);
   }
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const int ranks = portalab::world().size();
   const auto entries = portalab::expand(deck, portalab::global_registry(), ranks);
   std::cout << portalab::format_plan(
@@ -319,6 +321,7 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
   // A copy: a range-for over a member of a temporary reads freed memory (ASan).
   const nlohmann::json failures = summary.to_json()["failures"];
   for (const auto& f : failures)
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
     fmt::print("  {}: {} {} {} {} n={} copies={}: {}\n", f["check"].get<std::string>(),
                f["experiment"].get<std::string>(), f["variant"].get<std::string>(),
                f["space"].get<std::string>(), f["dtype"].get<std::string>(),
@@ -462,6 +465,7 @@ std::string not_expected(const CLI::App& app, const std::string& word) {
   const CLI::App* sub = word.empty() ? nullptr : app.get_subcommand(word);
   const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
   const auto extras = command.remaining();
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const std::string name = &command == &app ? std::string("portalab") : command.get_name();
   const std::string help = &command == &app
                                ? std::string("`portalab help` lists what it takes")
@@ -505,6 +509,7 @@ int main(int argc, char** argv) {
   // MPI first (a launcher started this process) and last: Kokkos lives
   // within it. Alone, the world is this one rank and MPI is never touched.
   try {
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
     portalab::init_world(argc, argv);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
