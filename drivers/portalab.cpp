@@ -661,6 +661,12 @@ int main(int argc, char** argv) {
              {kokkos_args.begin() + 1, kokkos_args.end() - 1},
              [](const char* name) { return std::getenv(name); }, kokkos_option_limits(kokkos_args)))
       if (root) fmt::print(stderr, "warning: {}\n", warning);
+    // A tool Kokkos could not load, or that is none, would be run without.
+    checked_on_every_rank([&] {
+      portalab::check_kokkos_tools(portalab::kokkos_tools_requested(
+          {kokkos_args.begin() + 1, kokkos_args.end() - 1},
+          [](const char* name) { return std::getenv(name); }));
+    });
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return calibrate(cal_out, cal_spaces, cal_quick, cal_energy == "on", command, kokkos_argc,

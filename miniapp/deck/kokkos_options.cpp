@@ -13,7 +13,9 @@
 #include <string_view>
 
 #include <sched.h>
+#include <dlfcn.h>
 
+#include <sys/stat.h>
 namespace portalab {
 namespace {
 
@@ -263,3 +265,74 @@ std::vector<std::string> check_kokkos_options(
 }
 
 }  // namespace portalab
+KokkosToolsRequest kokkos_tools_requested(
+    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv) {
+  KokkosToolsRequest request;
+  std::string libs;
+  for (const char* name : {"KOKKOS_PROFILE_LIBRARY", "KOKKOS_TOOLS_LIBS"})
+    if (const char* v = getenv(name)) libs = v, request.from = name;
+  if (const char* v = getenv("KOKKOS_TOOLS_ARGS")) request.args = v;
+  for (const std::string& a : args) {
+    for (std::string option : {"--kokkos-tools-libs=", "--kokkos-tools-library="})
+      if (a.rfind(option, 0) == 0) {
+        libs = a.substr(option.size());
+        request.from = option.substr(0, option.size() - 1);
+      }
+    if (const std::string option = "--kokkos-tools-args="; a.rfind(option, 0) == 0)
+      request.args = a.substr(option.size());
+  }
+  for (std::size_t start = 0; start < libs.size();) {
+    const std::size_t end = std::min(libs.find(';', start), libs.size());
+    if (end > start) request.libs.push_back(libs.substr(start, end - start));
+    start = end + 1;
+  }
+  return request;
+}
+
+void check_kokkos_tools(const KokkosToolsRequest& request) {
+  // What Kokkos 4.6 looks up in a tool (Kokkos_Profiling.cpp): one suffices.
+  static constexpr const char* callbacks[] = {
+      "kokkosp_init_library", "kokkosp_finalize_library", "kokkosp_begin_parallel_for",
+      "kokkosp_end_parallel_for", "kokkosp_begin_parallel_reduce",
+      "kokkosp_end_parallel_reduce", "kokkosp_begin_parallel_scan", "kokkosp_end_parallel_scan",
+      "kokkosp_push_profile_region", "kokkosp_pop_profile_region", "kokkosp_allocate_data",
+      "kokkosp_deallocate_data", "kokkosp_begin_deep_copy", "kokkosp_end_deep_copy",
+      "kokkosp_begin_fence", "kokkosp_end_fence", "kokkosp_dual_view_sync",
+      "kokkosp_dual_view_modify", "kokkosp_declare_metadata", "kokkosp_create_profile_section",
+      "kokkosp_start_profile_section", "kokkosp_stop_profile_section",
+      "kokkosp_destroy_profile_section", "kokkosp_profile_event", "kokkosp_print_help",
+      "kokkosp_parse_args", "kokkosp_provide_tool_programming_interface",
+      "kokkosp_request_tool_settings", "kokkosp_declare_output_type",
+      "kokkosp_declare_input_type", "kokkosp_request_values", "kokkosp_begin_context",
+      "kokkosp_end_context", "kokkosp_declare_optimization_goal"};
+  for (const std::string& lib : request.libs) {
+    const std::string what = fmt::format("Kokkos Tools library '{}' ({})", lib, request.from);
+    // A path is looked at first: dlopen would wait forever on a FIFO. A bare
+    // name is searched for as the dynamic linker does.
+    if (struct stat st {}; lib.find('/') != std::string::npos && stat(lib.c_str(), &st) == 0 &&
+                           !S_ISREG(st.st_mode))
+      throw InputError(fmt::format("{}: not a regular file (a {}); expected a shared library",
+                                   what, S_ISDIR(st.st_mode)    ? "directory"
+                                         : S_ISFIFO(st.st_mode) ? "FIFO"
+                                                                : "device or socket"));
+    // The first as Kokkos loads it, and kept; the others, which Kokkos does
+    // not load, are let go (provenance says what is loaded).
+    const bool first = &lib == &request.libs.front();
+    dlerror();
+    void* handle = dlopen(lib.c_str(), RTLD_NOW | (first ? RTLD_GLOBAL : RTLD_LOCAL));
+    if (!handle) {
+      const char* why = dlerror();
+      throw InputError(fmt::format("{}: cannot be loaded: {}; Kokkos would run without it",
+                                   what, why ? why : "dlopen failed"));
+    }
+    if (std::none_of(std::begin(callbacks), std::end(callbacks),
+                     [&](const char* name) { return dlsym(handle, name) != nullptr; }))
+      throw InputError(fmt::format(
+          "{}: not a Kokkos Tools library: it defines none of the kokkosp_* functions Kokkos "
+          "calls (kokkosp_init_library, kokkosp_begin_parallel_for, ...); Kokkos would load it "
+          "and call nothing",
+          what));
+    if (!first) dlclose(handle);
+  }
+}
+

@@ -37,4 +37,26 @@ std::vector<std::string> check_kokkos_options(
     const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
     const KokkosOptionLimits& limits);
 
+// The Kokkos Tools libraries a run asks for, read as Kokkos 4.6 reads them:
+// --kokkos-tools-libs= (or the older --kokkos-tools-library=) over
+// KOKKOS_TOOLS_LIBS over KOKKOS_PROFILE_LIBRARY; a list separated by ';', of
+// which Kokkos loads the first (kokkos-tools' kernel-filter and sampler load
+// the next). args may hold other arguments too.
+struct KokkosToolsRequest {
+  std::vector<std::string> libs;
+  std::string from;  // the option or variable that named them
+  std::string args;  // --kokkos-tools-args= or KOKKOS_TOOLS_ARGS
+};
+KokkosToolsRequest kokkos_tools_requested(
+    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv);
+
+// Loads each library asked for (the first as Kokkos will, and keeps it
+// loaded) and throws InputError naming it, where it was named and what
+// is wrong: it cannot be loaded (no such file, not a shared library for this
+// machine, a symbol it needs missing), it is not a regular file, or it
+// defines none of the kokkosp_* functions Kokkos looks for (not a Kokkos
+// Tools library). Kokkos 4.6 says "Unable to load" and runs without a
+// library it cannot load; one that is no tool it loads and calls nothing.
+void check_kokkos_tools(const KokkosToolsRequest& request);
+
 }  // namespace portalab

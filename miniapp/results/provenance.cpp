@@ -4,6 +4,7 @@
 
 #include "results/build_info.hpp"
 #include "deck/deck.hpp"
+#include "deck/kokkos_options.hpp"
 #include "platform/host_blas.hpp"
 #include "kernels/library_threads.hpp"
 #include "platform/library_probe.hpp"
@@ -123,37 +124,22 @@ nlohmann::json devices() {
   return out;
 }
 
-// The Kokkos Tools libraries given to Kokkos::initialize, read as it reads
-// them: --kokkos-tools-libs=, or the older --kokkos-tools-library=, over
-// KOKKOS_TOOLS_LIBS over KOKKOS_PROFILE_LIBRARY. A list separated by ';':
-// Kokkos loads the first, which may load the others (kokkos-tools'
-// kernel-filter and sampler pass events on); each is said loaded or not.
+// The Kokkos Tools libraries given to Kokkos::initialize
+// (kokkos_tools_requested), each said loaded or not: Kokkos loads the first,
+// which may load the others (kokkos-tools' kernel-filter and sampler pass
+// events on).
 nlohmann::json kokkos_tools(const std::vector<std::string>& command) {
-  std::string libs, from, args = env("KOKKOS_TOOLS_ARGS");
-  for (const char* name : {"KOKKOS_PROFILE_LIBRARY", "KOKKOS_TOOLS_LIBS"})
-    if (const char* v = std::getenv(name)) libs = v, from = name;
-  for (const std::string& a : command) {
-    for (std::string option : {"--kokkos-tools-libs=", "--kokkos-tools-library="})
-      if (a.rfind(option, 0) == 0) {
-        libs = a.substr(option.size());
-        from = option.substr(0, option.size() - 1);
-      }
-    if (const std::string option = "--kokkos-tools-args="; a.rfind(option, 0) == 0)
-      args = a.substr(option.size());
-  }
+  const auto request =
+      kokkos_tools_requested(command, [](const char* name) { return std::getenv(name); });
   nlohmann::json list = nlohmann::json::array();
-  for (std::size_t start = 0; start < libs.size();) {
-    const std::size_t end = std::min(libs.find(';', start), libs.size());
-    if (const std::string lib = libs.substr(start, end - start); !lib.empty()) {
-      void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);  // only if already loaded
-      list.push_back({{"path", lib}, {"loaded", handle != nullptr}});
-      if (handle) dlclose(handle);
-    }
-    start = end + 1;
+  for (const std::string& lib : request.libs) {
+    void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);  // only if already loaded
+    list.push_back({{"path", lib}, {"loaded", handle != nullptr}});
+    if (handle) dlclose(handle);
   }
   nlohmann::json tools{{"libs", list}};
-  if (!list.empty()) tools["from"] = from;
-  if (!args.empty()) tools["args"] = args;
+  if (!list.empty()) tools["from"] = request.from;
+  if (!request.args.empty()) tools["args"] = request.args;
   return tools;
 }
 
