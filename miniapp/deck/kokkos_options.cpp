@@ -264,7 +264,6 @@ std::vector<std::string> check_kokkos_options(
   return warnings;
 }
 
-}  // namespace portalab
 KokkosToolsRequest kokkos_tools_requested(
     const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv) {
   KokkosToolsRequest request;
@@ -336,3 +335,4 @@ void check_kokkos_tools(const KokkosToolsRequest& request) {
   }
 }
 
+}  // namespace portalab
