@@ -20,10 +20,10 @@
 #include "deck/kokkos_options.hpp"
 #include "list.hpp"
 #include "platform/spaces.hpp"
+#include "platform/tool_guard.hpp"
 #include "platform/suggest.hpp"
 #include "ranks/watchdog.hpp"
 #include "results/provenance.hpp"
-#include "platform/tool_guard.hpp"
 #include "results/result_files.hpp"
 #include "results/schema_version.hpp"
 #include "run/runner.hpp"
@@ -128,6 +128,7 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
             int& kokkos_argc, char** kokkos_argv) {
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces_used(deck), portalab::world().rank() == 0);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const bool given = limits.has_value();
   if (!limits) {
     if (portalab::world().rank() == 0)
@@ -139,7 +140,6 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
     copt.progress = portalab::world().rank() == 0 ? &std::cerr : nullptr;
     limits = portalab::calibrate(spaces_used(deck), copt);
   }
-  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const int ranks = portalab::world().size();
   const auto entries = portalab::expand(deck, portalab::global_registry(), ranks);
   std::cout << portalab::format_plan(
@@ -240,6 +240,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces_used(deck), root);
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const double init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -321,7 +322,6 @@ int report(const portalab::RunSummary& summary, const std::optional<std::string>
   // A copy: a range-for over a member of a temporary reads freed memory (ASan).
   const nlohmann::json failures = summary.to_json()["failures"];
   for (const auto& f : failures)
-  portalab::guard_kokkos_tool();  // what a loaded tool relies on
     fmt::print("  {}: {} {} {} {} n={} copies={}: {}\n", f["check"].get<std::string>(),
                f["experiment"].get<std::string>(), f["variant"].get<std::string>(),
                f["space"].get<std::string>(), f["dtype"].get<std::string>(),
@@ -376,6 +376,7 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   });
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
     fmt::print(stderr, "warning: {}\n", w);
   if (const auto w = portalab::threads_default_warning(spaces, args.given); root && !w.empty())
@@ -418,6 +419,7 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
 // that a job can parse what it saved.
 int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& command) {
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
+  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   auto doc = portalab::collect_provenance(nullptr, command);
   doc["ranks"] = gather_rank_places();
   if (portalab::world().rank() != 0) return 0;
@@ -465,7 +467,6 @@ std::string not_expected(const CLI::App& app, const std::string& word) {
   const CLI::App* sub = word.empty() ? nullptr : app.get_subcommand(word);
   const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
   const auto extras = command.remaining();
-  portalab::guard_kokkos_tool();  // what a loaded tool relies on
   const std::string name = &command == &app ? std::string("portalab") : command.get_name();
   const std::string help = &command == &app
                                ? std::string("`portalab help` lists what it takes")
@@ -509,7 +510,6 @@ int main(int argc, char** argv) {
   // MPI first (a launcher started this process) and last: Kokkos lives
   // within it. Alone, the world is this one rank and MPI is never touched.
   try {
-  portalab::guard_kokkos_tool();  // what a loaded tool relies on
     portalab::init_world(argc, argv);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

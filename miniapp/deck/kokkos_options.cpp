@@ -12,10 +12,10 @@
 #include <optional>
 #include <string_view>
 
-#include <sched.h>
 #include <dlfcn.h>
-
+#include <sched.h>
 #include <sys/stat.h>
+
 namespace portalab {
 namespace {
 
