@@ -3,7 +3,9 @@
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
 #include "experiment/experiment.hpp"
+#include "platform/console.hpp"
 #include "platform/spaces.hpp"
+#include "platform/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -97,16 +99,16 @@ nlohmann::json experiment_json(const ExperimentInfo& e) {
 }
 
 void experiment_markdown(const ExperimentInfo& e) {
-  fmt::print("## {}\n\n{}\n\n", e.name, e.summary);
-  fmt::print("| | |\n| --- | --- |\n");
-  fmt::print("| variants | {} |\n", code_list(e.variants));
-  fmt::print("| types | {} (default {}) |\n", fmt::join(e.dtypes, ", "),
-             fmt::join(e.default_dtypes, ", "));
-  fmt::print("| sizes by default | {} |\n", fmt::join(sizes_text(e.default_sizes), ", "));
-  fmt::print("| limited by | {} |\n", to_string(e.bound));
-  if (e.same_outputs) fmt::print("| outputs | bit-identical across variants |\n");
-  if (e.distributed) fmt::print("| ranks | moves data between MPI ranks |\n");
-  fmt::print("\n");
+  print_to(stdout, "## {}\n\n{}\n\n", e.name, e.summary);
+  print_to(stdout, "| | |\n| --- | --- |\n");
+  print_to(stdout, "| variants | {} |\n", code_list(e.variants));
+  print_to(stdout, "| types | {} (default {}) |\n", fmt::join(e.dtypes, ", "),
+           fmt::join(e.default_dtypes, ", "));
+  print_to(stdout, "| sizes by default | {} |\n", fmt::join(sizes_text(e.default_sizes), ", "));
+  print_to(stdout, "| limited by | {} |\n", to_string(e.bound));
+  if (e.same_outputs) print_to(stdout, "| outputs | bit-identical across variants |\n");
+  if (e.distributed) print_to(stdout, "| ranks | moves data between MPI ranks |\n");
+  print_to(stdout, "\n");
 
   // What sets a variant apart from the experiment's defaults, if anything.
   std::vector<std::string> rows;
@@ -124,14 +126,15 @@ void experiment_markdown(const ExperimentInfo& e) {
       rows.push_back(fmt::format("| `{}` | {} |", e.variants[v],
                                  cell(fmt::format("{}", fmt::join(facts, "; ")))));
   }
-  if (!rows.empty()) fmt::print("| variant | |\n| --- | --- |\n{}\n\n", fmt::join(rows, "\n"));
+  if (!rows.empty())
+    print_to(stdout, "| variant | |\n| --- | --- |\n{}\n\n", fmt::join(rows, "\n"));
 
   if (!e.parameters.empty()) {
-    fmt::print("| key | default | values | meaning |\n| --- | --- | --- | --- |\n");
+    print_to(stdout, "| key | default | values | meaning |\n| --- | --- | --- | --- |\n");
     for (const auto& p : e.parameters)
-      fmt::print("| `{}` | {} | {} | {} |\n", p.name, parameter_default(p), parameter_range(p),
-                 cell(p.meaning));
-    fmt::print("\n");
+      print_to(stdout, "| `{}` | {} | {} | {} |\n", p.name, parameter_default(p),
+               parameter_range(p), cell(p.meaning));
+    print_to(stdout, "\n");
   }
 }
 
@@ -197,32 +200,33 @@ nlohmann::json deck_json(const DeckListing& listing, const Deck& deck, const Cat
 }
 
 void deck_markdown(const DeckListing& listing, const Deck& deck, const Catalog& catalog) {
-  fmt::print("## {}\n\n", listing.name);
+  print_to(stdout, "## {}\n\n", listing.name);
   const auto comment = leading_comment(listing.path);
-  if (!comment.empty()) fmt::print("```text\n{}\n```\n\n", fmt::join(comment, "\n"));
-  fmt::print("`portalab run {}`: calibration `{}`\n\n", listing.name, deck.calibrate);
-  fmt::print("| experiment | sizes | types | variants | spaces | copies | reps (warm-ups) | "
-             "parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  if (!comment.empty()) print_to(stdout, "```text\n{}\n```\n\n", fmt::join(comment, "\n"));
+  print_to(stdout, "`portalab run {}`: calibration `{}`\n\n", listing.name, deck.calibrate);
+  print_to(stdout,
+           "| experiment | sizes | types | variants | spaces | copies | reps (warm-ups) | "
+           "parameters |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const auto& p : deck.plans) {
     const ExperimentSpec* spec = catalog.find(p.experiment);
     const bool all_variants = spec && p.variants == spec->variants;
-    fmt::print("| [`{0}`](experiments.md#{0}) | {1} | {2} | {3} | {4} | {5} | {6} ({7}) | {8} |\n",
-               p.experiment, fmt::join(sizes_text(p.sizes), ", "), fmt::join(p.dtypes, ", "),
-               all_variants ? "all" : fmt::format("{}", fmt::join(p.variants, ", ")),
-               p.spaces == catalog.spaces ? "all compiled"
-                                          : fmt::format("{}", fmt::join(p.spaces, ", ")),
-               fmt::join(copies_text(p.copies), ", "), p.reps, p.warmups,
-               cell(parameters_text(p.parameters)) +
-                   (p.ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(p.ranks, ", "))));
+    print_to(
+        stdout, "| [`{0}`](experiments.md#{0}) | {1} | {2} | {3} | {4} | {5} | {6} ({7}) | {8} |\n",
+        p.experiment, fmt::join(sizes_text(p.sizes), ", "), fmt::join(p.dtypes, ", "),
+        all_variants ? "all" : fmt::format("{}", fmt::join(p.variants, ", ")),
+        p.spaces == catalog.spaces ? "all compiled" : fmt::format("{}", fmt::join(p.spaces, ", ")),
+        fmt::join(copies_text(p.copies), ", "), p.reps, p.warmups,
+        cell(parameters_text(p.parameters)) +
+            (p.ranks.empty() ? "" : fmt::format(" ranks {}", fmt::join(p.ranks, ", "))));
   }
-  fmt::print("\n");
+  print_to(stdout, "\n");
 }
 
 }  // namespace
 
 void list_experiments(ListFormat format, bool names_only) {
   if (names_only) {  // for scripts that build decks
-    for (const auto& e : experiments()) fmt::print("{}\n", e.name);
+    for (const auto& e : experiments()) print_to(stdout, "{}\n", e.name);
     return;
   }
   switch (format) {
@@ -230,28 +234,30 @@ void list_experiments(ListFormat format, bool names_only) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& e : experiments()) all.push_back(experiment_json(e));
       const nlohmann::json doc{{"spaces_compiled", enabled_space_names()}, {"experiments", all}};
-      fmt::print("{}\n", doc.dump(2));
+      print_to(stdout, "{}\n", doc.dump(2));
       return;
     }
     case ListFormat::markdown:
-      fmt::print("# Experiments\n\n"
-                 "Every experiment registered in portalab, as `portalab list --format markdown` "
-                 "prints it (generated; the spaces compiled in the build that wrote it: {}). A "
-                 "deck's table for an experiment takes `sizes`, `dtypes`, `variants`, `spaces`, "
-                 "`copies`, `reps`, `warmups`, `ranks` and the experiment's own keys below.\n\n",
-                 fmt::join(enabled_space_names(), ", "));
+      print_to(stdout,
+               "# Experiments\n\n"
+               "Every experiment registered in portalab, as `portalab list --format markdown` "
+               "prints it (generated; the spaces compiled in the build that wrote it: {}). A "
+               "deck's table for an experiment takes `sizes`, `dtypes`, `variants`, `spaces`, "
+               "`copies`, `reps`, `warmups`, `ranks` and the experiment's own keys below.\n\n",
+               fmt::join(enabled_space_names(), ", "));
       for (const auto& e : experiments()) experiment_markdown(e);
       return;
     case ListFormat::text: break;
   }
-  fmt::print("spaces compiled in: {}\n\n", fmt::join(enabled_space_names(), ", "));
+  print_to(stdout, "spaces compiled in: {}\n\n", fmt::join(enabled_space_names(), ", "));
   for (const auto& e : experiments()) {
-    fmt::print("{}\n  {}\n  variants: {}\n  dtypes:   {} (default {})\n  sizes:    {} by default\n",
-               e.name, e.summary, fmt::join(e.variants, ", "), fmt::join(e.dtypes, ", "),
-               fmt::join(e.default_dtypes, ", "), fmt::join(e.default_sizes, ", "));
+    print_to(stdout,
+             "{}\n  {}\n  variants: {}\n  dtypes:   {} (default {})\n  sizes:    {} by default\n",
+             e.name, e.summary, fmt::join(e.variants, ", "), fmt::join(e.dtypes, ", "),
+             fmt::join(e.default_dtypes, ", "), fmt::join(e.default_sizes, ", "));
     for (const auto& p : e.parameters)
-      fmt::print("  {} = {} by default, {} to {}: {}\n", p.name, p.default_value, p.min, p.max,
-                 p.meaning);
+      print_to(stdout, "  {} = {} by default, {} to {}: {}\n", p.name, p.default_value, p.min,
+               p.max, p.meaning);
   }
 }
 
@@ -266,25 +272,29 @@ void list_decks(ListFormat format) {
         all.push_back(deck_json(d, load_deck(d.path.string(), catalog), catalog));
       std::vector<std::string> folder_names;
       for (const auto& f : folders) folder_names.push_back(f.string());
-      fmt::print("{}\n", nlohmann::json{{"folders", folder_names}, {"decks", all}}.dump(2));
+      print_to(stdout, "{}\n", nlohmann::json{{"folders", folder_names}, {"decks", all}}.dump(2));
       return;
     }
-    fmt::print("# Decks\n\n"
-               "Every deck `portalab run NAME` finds by name, as `portalab list --decks --format "
-               "markdown` prints it (generated): its leading comment, and what it runs. Sizes, "
-               "types, variants and copies not given in a deck are the experiment's defaults; "
-               "\"all compiled\" spaces are those of the build that runs it.\n\n");
+    print_to(stdout,
+             "# Decks\n\n"
+             "Every deck `portalab run NAME` finds by name, as `portalab list --decks --format "
+             "markdown` prints it (generated): its leading comment, and what it runs. Sizes, "
+             "types, variants and copies not given in a deck are the experiment's defaults; "
+             "\"all compiled\" spaces are those of the build that runs it.\n\n");
     for (const auto& d : decks) deck_markdown(d, load_deck(d.path.string(), catalog), catalog);
     return;
   }
-  fmt::print("decks by name: `portalab run NAME` looks for NAME, then NAME.toml in the "
-             "working folder, then in these folders, in this order:\n");
-  for (const auto& f : folders) fmt::print("  {}\n", f.string());
-  if (folders.empty()) fmt::print("  (none found beside this executable: give a deck's path)\n");
+  print_to(stdout,
+           "decks by name: `portalab run NAME` looks for NAME, then NAME.toml in the "
+           "working folder, then in these folders, in this order:\n");
+  for (const auto& f : folders) print_to(stdout, "  {}\n", shown(f.string(), 4096));
+  if (folders.empty())
+    print_to(stdout, "  (none found beside this executable: give a deck's path)\n");
   std::size_t width = 0;
   for (const auto& d : decks) width = std::max(width, d.name.size());
-  if (!decks.empty()) fmt::print("\n");
-  for (const auto& d : decks) fmt::print("{:<{}}  {}\n", d.name, width, d.summary);
+  if (!decks.empty()) print_to(stdout, "\n");
+  for (const auto& d : decks)
+    print_to(stdout, "{:<{}}  {}\n", shown(d.name), width, shown(d.summary));
 }
 
 }  // namespace portalab

@@ -2,8 +2,9 @@
 // execution space, list what is compiled in, describe the machine.
 //
 // Exit codes: 0 every check passed; 1 a check failed, an entry raised an
-// error, or the result files could not be written to the end; 2 bad input
-// (command line, --kokkos-* options, deck, an --out that cannot be written);
+// error, or the result files or stdout could not be written to the end; 2
+// bad input (command line, --kokkos-* options, deck, an --out that cannot be
+// written, a link or a pipe where a result file goes);
 // 3 an unexpected error; 4 nothing was measured (every entry not applicable
 // or skipped for memory); 128 + the signal (143 SIGTERM, 130 SIGINT, 129
 // SIGHUP, ...) when a signal stopped a run, as a shell reports a process the
@@ -16,12 +17,14 @@
 #include "plan/dry_run.hpp"
 #include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
+#include "platform/console.hpp"
 #include "platform/interrupt.hpp"
 #include "deck/kokkos_options.hpp"
 #include "list.hpp"
 #include "platform/spaces.hpp"
 #include "platform/tool_guard.hpp"
 #include "platform/suggest.hpp"
+#include "platform/text.hpp"
 #include "ranks/watchdog.hpp"
 #include "results/provenance.hpp"
 #include "results/result_files.hpp"
@@ -73,10 +76,11 @@ struct KokkosArgs {
       argv.push_back(added.data());
       // Said where it overrides a count (Kokkos' default is one thread).
       if (const char* env = std::getenv("KOKKOS_NUM_THREADS"); root && env)
-        fmt::print(stderr, "Threads: one thread, not KOKKOS_NUM_THREADS={}: Serial is measured "
+        portalab::print_to(stderr,
+                           "Threads: one thread, not KOKKOS_NUM_THREADS={}: Serial is measured "
                            "without Threads, whose idle workers would spin beside it "
                            "(--kokkos-num-threads sets it)\n",
-                   env);
+                           env);
     } else if (portalab::world().size() > 1) {
       // Every rank asks its node's rank count (a collective: all ranks come here).
       const int local_ranks = portalab::rank_place().local_size;
@@ -84,9 +88,10 @@ struct KokkosArgs {
       if (!added.empty()) {
         argv.push_back(added.data());
         if (root)
-          fmt::print(stderr, "host threads: {} a rank, this node's CPUs over its {} ranks ({}; "
+          portalab::print_to(stderr,
+                             "host threads: {} a rank, this node's CPUs over its {} ranks ({}; "
                              "OMP_NUM_THREADS sets them too)\n",
-                     added.substr(added.find('=') + 1), local_ranks, added);
+                             added.substr(added.find('=') + 1), local_ranks, added);
       }
     }
     if (!added.empty()) given.push_back(added);
@@ -100,14 +105,15 @@ portalab::Calibration read_calibration(const std::string& path) {
   constexpr std::size_t max_bytes = 16 << 20;
   const std::string text = portalab::read_bounded(path, max_bytes, "a calibration file");
   if (text.size() > max_bytes)
-    throw portalab::InputError(
-        fmt::format("{}: more than {} bytes; not a calibration file", path, max_bytes));
+    throw portalab::InputError(fmt::format("{}: more than {} bytes; not a calibration file",
+                                           portalab::shown(path), max_bytes));
   portalab::check_json_nesting(text, path, 64);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw portalab::InputError(fmt::format("{}: not JSON: {}", path, e.what()));
+    throw portalab::InputError(
+        fmt::format("{}: not JSON: {}", portalab::shown(path), portalab::shown(e.what(), 1000)));
   }
   // Files before schema_version (1) read as they always did; a newer one
   // may hold what this portalab would misread.
@@ -117,7 +123,10 @@ portalab::Calibration read_calibration(const std::string& path) {
     throw portalab::InputError(fmt::format(
         "{}: a calibration file of schema_version {}; this portalab reads versions up to {}: "
         "read it with the portalab that wrote it, or calibrate again",
-        path, j["schema_version"].dump(), portalab::schema_version));
+        portalab::shown(path),
+        portalab::shown(
+            j["schema_version"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
+        portalab::schema_version));
   // A file written by `portalab calibrate` holds it under "calibration".
   return portalab::calibration_from_json(j.contains("calibration") ? j["calibration"] : j, path);
 }
@@ -132,9 +141,10 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
   const bool given = limits.has_value();
   if (!limits) {
     if (portalab::world().rank() == 0)
-      fmt::print(stderr, "dry run: a quick calibration of {} for the estimates (--limits FILE "
+      portalab::print_to(stderr,
+                         "dry run: a quick calibration of {} for the estimates (--limits FILE "
                          "takes them from `portalab calibrate --out FILE`)\n",
-                 fmt::join(spaces_used(deck), ", "));
+                         fmt::join(spaces_used(deck), ", "));
     portalab::CalibrationOptions copt;
     copt.quick = true;
     copt.progress = portalab::world().rank() == 0 ? &std::cerr : nullptr;
@@ -145,11 +155,11 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
   std::cout << portalab::format_plan(
       deck.path, portalab::plan_entries(entries, {&*limits, /*ask_spaces=*/true, ranks}));
   if (deck.calibrate != "none")
-    fmt::print("before them, without --calibration, the run calibrates ({}){}\n",
-               deck.calibrate,
-               given ? ""
-                     : fmt::format(": the quick calibration here took {}",
-                                   portalab::format_duration(limits->seconds * 1e3)));
+    portalab::print_to(stdout, "before them, without --calibration, the run calibrates ({}){}\n",
+                       deck.calibrate,
+                       given ? ""
+                             : fmt::format(": the quick calibration here took {}",
+                                           portalab::format_duration(limits->seconds * 1e3)));
   return 0;
 }
 
@@ -233,7 +243,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
     if (out && root && !dry) portalab::check_output_dir(*out);  // before anything is measured
   });
   if (dry) {
-    if (out && root) fmt::print(stderr, "warning: --out {}: a dry run writes nothing; ignored\n", *out);
+    if (out && root)
+      portalab::print_to(stderr, "warning: --out {}: a dry run writes nothing; ignored\n",
+                         portalab::shown(*out));
     return dry_run(deck, std::move(limits), kokkos_argc, kokkos_argv);
   }
   portalab::install_interrupt_handlers();
@@ -255,27 +267,31 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   provenance["energy"] = meters ? meters->describe() : nlohmann::json{{"off", true}};
   const std::size_t entries = portalab::expand(deck, portalab::global_registry(), all.size()).size();
   if (root)
-    fmt::print(stderr, "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "
-                       "in {:.1f} ms\n",
-               portalab::build_commit(), deck.path, entries, fmt::join(spaces_used(deck), ","),
-               all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
-               init_ms);
+    portalab::print_to(
+        stderr,
+        "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "
+        "in {:.1f} ms\n",
+        portalab::build_commit(), portalab::shown(deck.path), entries,
+        fmt::join(spaces_used(deck), ","),
+        all.size() > 1 ? fmt::format("{} ranks (MPI)", all.size()) : std::string("1 rank"),
+        init_ms);
 
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (const auto w = portalab::threads_default_warning(spaces_used(deck), args.given);
       root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (const auto w = portalab::serial_beside_threads_warning(spaces_used(deck)); root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (root)
-    fmt::print(stderr, "energy: {}\n",
-               meters ? meters->summary() : std::string("off (--energy off, or the deck's energy key)"));
+    portalab::print_to(
+        stderr, "energy: {}\n",
+        meters ? meters->summary() : std::string("off (--energy off, or the deck's energy key)"));
   if (!limits && deck.calibrate != "none") {
     const auto used = spaces_used(deck);
     if (root)
-      fmt::print(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
-                 fmt::join(used, ", "), deck.calibrate);
+      portalab::print_to(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
+                         fmt::join(used, ", "), deck.calibrate);
     limits = calibrate_everywhere(used, deck.calibrate == "quick");
   }
   if (limits) {
@@ -288,15 +304,15 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   provenance["host_stores"] = portalab::apply_host_stores(limits ? &*limits : nullptr);
   if (root)
     for (const auto& [space, stores] : provenance["host_stores"].items())
-      fmt::print(stderr, "stores: {} {} in loops, {} in copies{}{} ({})\n", space,
-                 stores["stores"].get<std::string>(),
-                 stores["copy_stores"] == "streaming" ? "streaming" : "memcpy",
-                 stores["from_bytes"].is_null()
-                     ? std::string()
-                     : fmt::format(", streaming beyond {:.0f} MB",
-                                   stores["from_bytes"].get<double>() / 1e6),
-                 stores["dot_reads"] == "chain" ? "; float64 dot in one chain beyond the cache" : "",
-                 stores["why"].get<std::string>());
+      portalab::print_to(
+          stderr, "stores: {} {} in loops, {} in copies{}{} ({})\n", space,
+          stores["stores"].get<std::string>(),
+          stores["copy_stores"] == "streaming" ? "streaming" : "memcpy",
+          stores["from_bytes"].is_null() ? std::string()
+                                         : fmt::format(", streaming beyond {:.0f} MB",
+                                                       stores["from_bytes"].get<double>() / 1e6),
+          stores["dot_reads"] == "chain" ? "; float64 dot in one chain beyond the cache" : "",
+          stores["why"].get<std::string>());
 
   // Rank 0 alone prints and writes; the others measure.
   portalab::RunOptions options;
@@ -314,51 +330,58 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
 int report(const portalab::RunSummary& summary, const std::optional<std::string>& out) {
   std::cout << portalab::format_analysis(summary.results);
 
-  fmt::print("\n{} entries: {} passed, {} failed, {} errors, {} skipped, {} not applicable\n",
-             summary.results.size(),
-             summary.results.size() - summary.failed - summary.errors - summary.skipped -
-                 summary.not_applicable,
-             summary.failed, summary.errors, summary.skipped, summary.not_applicable);
+  portalab::print_to(
+      stdout, "\n{} entries: {} passed, {} failed, {} errors, {} skipped, {} not applicable\n",
+      summary.results.size(),
+      summary.results.size() - summary.failed - summary.errors - summary.skipped -
+          summary.not_applicable,
+      summary.failed, summary.errors, summary.skipped, summary.not_applicable);
   // A copy: a range-for over a member of a temporary reads freed memory (ASan).
   const nlohmann::json failures = summary.to_json()["failures"];
   for (const auto& f : failures)
-    fmt::print("  {}: {} {} {} {} n={} copies={}: {}\n", f["check"].get<std::string>(),
-               f["experiment"].get<std::string>(), f["variant"].get<std::string>(),
-               f["space"].get<std::string>(), f["dtype"].get<std::string>(),
-               f["n"].get<std::size_t>(), f["copies"].get<std::string>(),
-               f["detail"].get<std::string>());
+    portalab::print_to(stdout, "  {}: {} {} {} {} n={} copies={}: {}\n",
+                       f["check"].get<std::string>(), f["experiment"].get<std::string>(),
+                       f["variant"].get<std::string>(), f["space"].get<std::string>(),
+                       f["dtype"].get<std::string>(), f["n"].get<std::size_t>(),
+                       f["copies"].get<std::string>(), f["detail"].get<std::string>());
   // Said again at the end: tables printed before a re-measurement show the
   // lower limit, the files every row against the higher.
   for (const auto& r : summary.limits_rechecked)
-    fmt::print("limits of {} re-measured after {} ran at {:.0f}% of them: {}\n",
-               r["space"].get<std::string>(), r["after"].get<std::string>(),
-               100 * r["row_pct_of_limit"].get<double>(),
-               r.contains("error")
-                   ? "failed: " + r["error"].get<std::string>()
-                   : fmt::format("{} limit {:.1f} GB/s before; the result files hold every row of "
-                                 "{} against the limits as re-measured",
-                                 r["limit"].get<std::string>(), r["limit_before_gbps"].get<double>(),
-                                 r["space"].get<std::string>()));
+    portalab::print_to(
+        stdout, "limits of {} re-measured after {} ran at {:.0f}% of them: {}\n",
+        r["space"].get<std::string>(), r["after"].get<std::string>(),
+        100 * r["row_pct_of_limit"].get<double>(),
+        r.contains("error")
+            ? "failed: " + r["error"].get<std::string>()
+            : fmt::format("{} limit {:.1f} GB/s before; the result files hold every row of "
+                          "{} against the limits as re-measured",
+                          r["limit"].get<std::string>(), r["limit_before_gbps"].get<double>(),
+                          r["space"].get<std::string>()));
   if (!summary.incomplete.empty())
-    fmt::print("results INCOMPLETE: {}; the files in {} hold the entries written before "
-               "(results.jsonl the most)\n",
-               summary.incomplete, *out);
+    portalab::print_to(stdout,
+                       "results INCOMPLETE: {}; the files in {} hold the entries written before "
+                       "(results.jsonl the most)\n",
+                       summary.incomplete, portalab::shown(*out));
   else if (out)
-    fmt::print("results: {}/results.csv, {}/results.json\n", *out, *out);
+    portalab::print_to(stdout, "results: {0}/results.csv, {0}/results.json\n",
+                       portalab::shown(*out));
   if (summary.interrupted_by != 0) {
-    fmt::print("interrupted by {}: abandoned {}; {} entries not run\n",
-               portalab::signal_name(summary.interrupted_by), summary.abandoned,
-               summary.not_run);
+    portalab::print_to(
+        stdout, "interrupted by {}: {}; {} entries not run\n",
+        portalab::signal_name(summary.interrupted_by),
+        summary.abandoned.empty() ? "no entry in progress" : "abandoned " + summary.abandoned,
+        summary.not_run);
     return 128 + summary.interrupted_by;
   }
   if (summary.failed + summary.errors > 0 || !summary.incomplete.empty()) return exit_check_failed;
   // A run that measured nothing has nothing to report, whatever its cause.
   if (static_cast<int>(summary.results.size()) == summary.skipped + summary.not_applicable) {
-    fmt::print("nothing was measured: every entry was {} (exit status {})\n",
-               summary.not_applicable > 0 && summary.skipped > 0 ? "not applicable or skipped"
-               : summary.skipped > 0 ? "skipped for memory"
-                                     : "not applicable here",
-               exit_nothing_measured);
+    portalab::print_to(stdout, "nothing was measured: every entry was {} (exit status {})\n",
+                       summary.not_applicable > 0 && summary.skipped > 0
+                           ? "not applicable or skipped"
+                       : summary.skipped > 0 ? "skipped for memory"
+                                             : "not applicable here",
+                       exit_nothing_measured);
     return exit_nothing_measured;
   }
   return 0;
@@ -378,18 +401,18 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   portalab::guard_kokkos_tool();  // what a loaded tool relies on
   if (const auto w = portalab::threads_affinity_warning(); root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (const auto w = portalab::threads_default_warning(spaces, args.given); root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (const auto w = portalab::serial_beside_threads_warning(spaces); root && !w.empty())
-    fmt::print(stderr, "warning: {}\n", w);
+    portalab::print_to(stderr, "warning: {}\n", w);
   if (root)
-    fmt::print(stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n",
-               quick ? "quick" : "full",
-               spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")),
-               portalab::world().size() > 1
-                   ? fmt::format(" on {} ranks, and the links between them", portalab::world().size())
-                   : std::string());
+    portalab::print_to(
+        stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n", quick ? "quick" : "full",
+        spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")),
+        portalab::world().size() > 1
+            ? fmt::format(" on {} ranks, and the links between them", portalab::world().size())
+            : std::string());
   const auto cal = calibrate_everywhere(spaces, quick);
   if (!root) return agreed_exit(0);
   std::cout << portalab::format_calibration(cal);
@@ -407,10 +430,10 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
       portalab::write_file_atomically(
           *out, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const portalab::OutputError& e) {  // measured, shown above, not kept
-      fmt::print(stderr, "error: {}\n", e.what());
+      portalab::print_to(stderr, "error: {}\n", e.what());
       return agreed_exit(exit_check_failed);
     }
-    fmt::print("calibration: {}\n", *out);
+    portalab::print_to(stdout, "calibration: {}\n", portalab::shown(*out));
   }
   return agreed_exit(0);
 }
@@ -457,8 +480,8 @@ std::string unknown_command(const CLI::App& app, const std::string& word) {
     return fmt::format("a command is required: one of {} (`portalab help` describes them)",
                        fmt::join(names, ", "));
   if (std::find(names.begin(), names.end(), word) != names.end()) return {};
-  return fmt::format("'{}' is not a portalab command ({}){}", word, fmt::join(names, ", "),
-                     portalab::did_you_mean(word, names));
+  return fmt::format("'{}' is not a portalab command ({}){}", portalab::shown(word),
+                     fmt::join(names, ", "), portalab::did_you_mean(word, names));
 }
 
 // What a command was given and does not take, said with the nearest option
@@ -476,10 +499,11 @@ std::string not_expected(const CLI::App& app, const std::string& word) {
     std::vector<std::string> options;
     for (const CLI::Option* o : command.get_options())
       for (const auto& long_name : o->get_lnames()) options.push_back("--" + long_name);
-    return fmt::format("{}: unknown option '{}' ({}){}", name, extra, help,
+    return fmt::format("{}: unknown option '{}' ({}){}", name, portalab::shown(extra), help,
                        portalab::did_you_mean(extra.substr(0, extra.find('=')), options));
   }
-  return fmt::format("{}: '{}' was not expected ({})", name, fmt::join(extras, " "), help);
+  return fmt::format("{}: '{}' was not expected ({})", name,
+                     portalab::shown(fmt::format("{}", fmt::join(extras, " "))), help);
 }
 
 // What this build and machine allow the --kokkos-* options and variables.
@@ -504,15 +528,13 @@ portalab::KokkosOptionLimits kokkos_option_limits(const std::vector<char*>& kokk
   return limits;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int portalab_main(int argc, char** argv) {
   // MPI first (a launcher started this process) and last: Kokkos lives
   // within it. Alone, the world is this one rank and MPI is never touched.
   try {
     portalab::init_world(argc, argv);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    portalab::print_to(stderr, "error: {}\n", e.what());
     return exit_unexpected;
   }
   struct Finalize {
@@ -534,12 +556,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", portalab::build_commit());
   // Every error said alike: "error: ..." and where help is.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return fmt::format("error: {} (`portalab help COMMAND` describes a command)\n", e.what());
+    return fmt::format("error: {} (`portalab help COMMAND` describes a command)\n",
+                       portalab::shown(e.what(), 1000));
   });
-  app.footer("`portalab help COMMAND` (or `portalab COMMAND --help`) describes a command.\n"
-             "Exit codes: 0 every check passed; 1 a check failed or an entry raised an error; "
-             "2 bad input (command line, deck, --kokkos-* options); 3 an unexpected error; 4 "
-             "nothing was measured; 128 + N stopped by signal N.");
+  app.footer(
+      "`portalab help COMMAND` (or `portalab COMMAND --help`) describes a command.\n"
+      "Exit codes: 0 every check passed; 1 a check failed, an entry raised an error, or "
+      "the result files or stdout could not be written to the end; "
+      "2 bad input (command line, deck, --kokkos-* options); 3 an unexpected error; 4 "
+      "nothing was measured; 128 + N stopped by signal N.");
 
   auto* run_cmd = app.add_subcommand("run", "run the experiments of an input deck");
   std::string deck_path;
@@ -604,7 +629,7 @@ int main(int argc, char** argv) {
 
   const bool root = portalab::world().rank() == 0;
   auto bad_input = [&](const std::string& what) {
-    if (root) fmt::print(stderr, "error: {}\n", what);
+    if (root) portalab::print_to(stderr, "error: {}\n", what);
     return exit_bad_input;
   };
   const std::string word = command_word(ours);
@@ -629,7 +654,7 @@ int main(int argc, char** argv) {
     return bad_input(fmt::format(
         "'{}': cannot apply: `portalab {}` does not start Kokkos; --kokkos-* options apply to "
         "run, calibrate and info",
-        kokkos_args[1], word));
+        portalab::shown(kokkos_args[1]), word));
 
   if (*help_cmd) {  // as git and cmake do: the whole, or one command
     if (help_topic.empty()) {
@@ -660,12 +685,12 @@ int main(int argc, char** argv) {
     for (const auto& warning : portalab::check_kokkos_options(
              {kokkos_args.begin() + 1, kokkos_args.end() - 1},
              [](const char* name) { return std::getenv(name); }, kokkos_option_limits(kokkos_args)))
-      if (root) fmt::print(stderr, "warning: {}\n", warning);
+      if (root) portalab::print_to(stderr, "warning: {}\n", warning);
     // A tool Kokkos could not load, or that is none, would be run without.
     checked_on_every_rank([&] {
-      portalab::check_kokkos_tools(portalab::kokkos_tools_requested(
-          {kokkos_args.begin() + 1, kokkos_args.end() - 1},
-          [](const char* name) { return std::getenv(name); }));
+      portalab::check_kokkos_tools(
+          portalab::kokkos_tools_requested({kokkos_args.begin() + 1, kokkos_args.end() - 1},
+                                           [](const char* name) { return std::getenv(name); }));
     });
     if (*info_cmd) return info(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
@@ -675,10 +700,10 @@ int main(int argc, char** argv) {
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
     // Shared by every rank (checked_on_every_rank): rank 0 says it.
-    if (portalab::world().rank() == 0) fmt::print(stderr, "error: {}\n", e.what());
+    if (portalab::world().rank() == 0) portalab::print_to(stderr, "error: {}\n", e.what());
     return exit_bad_input;
   } catch (const portalab::OutputError& e) {  // an --out unusable before the run
-    if (portalab::world().rank() == 0) fmt::print(stderr, "error: {}\n", e.what());
+    if (portalab::world().rank() == 0) portalab::print_to(stderr, "error: {}\n", e.what());
     return exit_bad_input;
   } catch (const std::exception& e) {
     // Printing to a terminal or pipe that a signal said was gone fails too:
@@ -687,11 +712,24 @@ int main(int argc, char** argv) {
     if (portalab::world().size() > 1) {
       // Not shared at a gate: the other ranks would wait for this one in
       // their next collective. MPI ends them all.
-      fmt::print(stderr, "error on rank {}: {}; ending every rank\n", portalab::world().rank(),
-                 e.what());
+      portalab::print_to(stderr, "error on rank {}: {}; ending every rank\n",
+                         portalab::world().rank(), e.what());
       portalab::abort_world(exit_unexpected);
     }
-    fmt::print(stderr, "error: {}\n", e.what());
+    portalab::print_to(stderr, "error: {}\n", e.what());
     return exit_unexpected;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before anything opens a file: a closed stdout or stderr (`2>&-`) would
+  // otherwise be the descriptor a result file gets.
+  portalab::keep_standard_streams_open();
+  const int code = portalab_main(argc, argv);
+  // Every command: what it printed on stdout reached it, or the exit says so.
+  if (!portalab::standard_output_written() && (code == 0 || code == exit_nothing_measured))
+    return exit_check_failed;
+  return code;
 }

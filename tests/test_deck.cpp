@@ -5,6 +5,7 @@
 #include "deck/kokkos_options.hpp"
 #include "platform/spaces.hpp"
 #include "platform/suggest.hpp"
+#include "platform/text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -231,7 +232,8 @@ TEST(Deck, MalformedOverridesAreInputErrorsNamingTheOption) {
       parse_deck("[vector_poly]\n", "d.toml", catalog(), o);
       ADD_FAILURE() << "accepted --set " << set;
     } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("'--set " + set + "'", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("'--set " + portalab::shown(set) + "'", 0), 0u)
+          << e.what();
     }
   }
 }
@@ -466,7 +468,7 @@ TEST(Deck, SpacesOnTheCommandLineFollowTheDecksRule) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "d.toml:1:21: [vector_poly] spaces (spaces compiled into this Kokkos): 'serial' is "
+              "d.toml:1:21: top-level spaces (spaces compiled into this Kokkos): 'serial' is "
               "listed twice");
   }
   EXPECT_EQ(error({"Seriall"}),
@@ -488,6 +490,83 @@ TEST(Suggest, TheNearestNameOfASlipOrAnAbbreviation) {
   EXPECT_EQ(error_of("[vector_poly]\nsize = 3\n"),
             "d.toml:2:1: unknown key 'size' in [vector_poly]; expected one of [sizes, dtypes, "
             "variants, spaces, copies, reps, warmups, ranks]; did you mean 'sizes'?");
+}
+
+TEST(Shown, ControlBytesAreQuotedAndLongTextCut) {
+  using portalab::shown;
+  EXPECT_EQ(shown("plain π, ü and 1 MB"), "plain π, ü and 1 MB");  // printable UTF-8 stays
+  // Octal escapes here: "\x07b" would be one byte, 0x7b.
+  EXPECT_EQ(shown("a\033]0;t\007b\n\t\r\177"), "a\\x1b]0;t\\x07b\\n\\t\\r\\x7f");
+  EXPECT_EQ(shown("\302\2332J"), "\\xc2\\x9b2J");               // C1 CSI
+  EXPECT_EQ(shown("\342\200\256evil"), "\\xe2\\x80\\xaeevil");  // right-to-left override
+  EXPECT_EQ(shown("\xff\xc3("), "\\xff\\xc3(");                 // not UTF-8
+  EXPECT_EQ(shown("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");     // an emoji stays whole
+  EXPECT_EQ(shown(std::string(1000000, 'v')), std::string(200, 'v') + "... (1000000 bytes)");
+  EXPECT_EQ(shown(std::string(199, 'v') + "π"), std::string(199, 'v') + "... (201 bytes)");
+  // A whole message keeps its lines; what is already shown stays as it is.
+  EXPECT_EQ(portalab::terminal_safe("a\x1b\nb\\x1b\t"), "a\\x1b\nb\\x1b\t");
+  EXPECT_LT(portalab::terminal_safe(std::string(1 << 20, 'm')).size(), 20000u);
+}
+
+// Every message about a deck shows its values quoted and cut: an ESC or BEL
+// in a name would retitle the terminal, a megabyte name fill it.
+TEST(Deck, MessagesShowUntrustedTextQuotedAndCut) {
+  // TOML refuses raw control bytes in a string; its escapes make them.
+  const std::string esc = "a\\u001b]0;x\\u0007", big(1000000, 'v');
+  auto check = [](const std::string& m) {
+    for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << m;
+    EXPECT_LT(m.size(), 2000u) << m.substr(0, 300);
+  };
+  for (const std::string& text :
+       {"[vector_poly]\nvariants = [\"" + esc + "\"]\n",
+        "[vector_poly]\nvariants = [\"" + big + "\"]\n", "[vector_poly]\n\"" + esc + "\" = 1\n",
+        "[\"" + big + "\"]\n", "\"" + esc + "\" = 1\n[vector_poly]\n",
+        "[vector_poly]\ndtypes = [\"" + esc + "\"]\n", "[vector_poly]\nsizes = [1" + esc + "]\n",
+        "[dot_distributed]\nscaling = \"" + esc + "\"\n",
+        "[vector_poly]\nsizes = { from = 1, to = 2, factor = 2, \"" + esc + "\" = 3 }\n"}) {
+    const std::string m = error_of(text);
+    EXPECT_FALSE(m.empty()) << text.substr(0, 100);
+    check(m);
+  }
+  EXPECT_NE(error_of("[vector_poly]\nvariants = [\"" + esc + "\"]\n")
+                .find("'a\\x1b]0;x\\x07' is not one of [fused, unfused]"),
+            std::string::npos);
+  for (const std::string& set : std::vector<std::string>{
+           "vector_poly.variants=a\x1b]0;x\x07", "vector_poly.variants=[\"" + esc + "\"]",
+           esc + ".sizes=1", "vector_poly." + esc + "=1", "vector_poly.k\x1b=1",
+           "vector_poly.variants=" + big.substr(0, 100000)}) {
+    portalab::DeckOverrides o;
+    o.set = {set};
+    const std::string m = error_of("[vector_poly]\n", o);
+    EXPECT_EQ(m.rfind("'--set ", 0), 0u) << m;
+    check(m);
+  }
+  try {
+    parse_deck("reps = 0\n[vector_poly]\n", "decka\x1b]0;x\x07.toml", catalog());
+    ADD_FAILURE() << "accepted reps = 0";
+  } catch (const InputError& e) {
+    check(e.what());
+    EXPECT_EQ(std::string(e.what()).rfind("decka\\x1b]0;x\\x07.toml:1:8: ", 0), 0u) << e.what();
+  }
+}
+
+// A value set on the command line is blamed on the option, never on the
+// deck's line it replaces; a top-level key is named as such, at its line.
+TEST(Deck, ErrorsNameTheTopLevelKeyOrTheOptionTheyCameFrom) {
+  portalab::DeckOverrides o;
+  for (const std::string set : {"reps={a=1}", "warmups={}", "spaces={x=1}", "copies={}"}) {
+    o.set = {set};
+    const std::string m = error_of("reps = 2\nwarmups = 1\ncopies = \"none\"\n[vector_poly]\n", o);
+    EXPECT_EQ(m.rfind("'--set " + set + "': top-level ", 0), 0u) << m;
+  }
+  EXPECT_EQ(error_of("reps = 0\n[vector_poly]\n"),
+            "d.toml:1:8: top-level reps expects an integer >= 1; got 0");
+  EXPECT_EQ(error_of("reps = 5\n[vector_poly]\nreps = 0\n"),
+            "d.toml:3:8: [vector_poly] reps expects an integer >= 1; got 0");
+  EXPECT_EQ(
+      error_of("dtypes = [\"float16\"]\n[vector_poly]\n")
+          .rfind("d.toml:1:11: top-level dtypes (for [vector_poly]): 'float16' is not one of", 0),
+      0u);
 }
 
 }  // namespace

@@ -9,14 +9,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using portalab::OutputError;
@@ -196,6 +201,125 @@ TEST_F(ResultFileWriter, ConcurrentAtomicWritesUseNamesOfTheirOwn) {
   ASSERT_GE(text.size(), 1000u);
   EXPECT_EQ(text, std::string(text.size(), text[0]));  // one writer's, not a mix
   EXPECT_TRUE(temporaries(dir).empty());
+}
+
+// Hostile places, in a folder of their own (results.schema validates the
+// folders above, and would follow the links planted here).
+class HostileFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() /
+           ("portalab_hostile_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    fs::create_directories(root);
+    victim = root / "victim.txt";
+    std::ofstream(victim) << "another user's file\n";
+  }
+  void TearDown() override { fs::remove_all(root); }
+  std::string message_of(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const OutputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no OutputError";
+    return {};
+  }
+  fs::path root, victim;
+};
+
+TEST_F(HostileFolder, AnythingButARegularFileAtAResultFileIsRefusedAndNotFollowed) {
+  const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> kinds{
+      {"is a symbolic link (to '" + victim.string() + "')",
+       [&](const fs::path& p) { fs::create_symlink(victim, p); }},
+      {"is a symbolic link", [&](const fs::path& p) { fs::create_symlink(root / "gone", p); }},
+      {"is a named pipe (FIFO)",
+       [](const fs::path& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); }},
+      {"is a folder", [](const fs::path& p) { fs::create_directory(p); }}};
+  for (const char* name : {"results.jsonl", "results.json", "results.csv"})
+    for (const auto& [said, make] : kinds) {
+      SCOPED_TRACE(std::string(name) + " " + said);
+      const fs::path out = root / "out";
+      fs::remove_all(out);
+      fs::create_directories(out);
+      make(out / name);
+      for (const auto& m :
+           {message_of([&] { portalab::check_output_dir(out.string()); }),
+            message_of([&] { portalab::ResultFiles f(out.string(), provenance()); })}) {
+        EXPECT_NE(m.find((out / name).string() + " " + said), std::string::npos) << m;
+        EXPECT_NE(m.find("remove it or choose another path"), std::string::npos) << m;
+      }
+      EXPECT_EQ(read(victim), "another user's file\n");
+      EXPECT_FALSE(fs::exists(root / "gone"));
+      for (const char* other : {"results.jsonl", "results.json", "results.csv"})
+        if (std::string(other) != name) {
+          EXPECT_FALSE(fs::exists(out / other)) << other;
+        }
+    }
+}
+
+TEST_F(HostileFolder, AFileWrittenAloneIsNeverWrittenThroughALinkOrIntoAPipe) {
+  const fs::path cal = root / "cal.json";
+  fs::create_symlink(victim, cal);
+  for (const auto& m : {message_of([&] { portalab::check_output_file(cal.string()); }),
+                        message_of([&] { portalab::write_file_atomically(cal.string(), "{}"); })})
+    EXPECT_NE(m.find(cal.string() + " is a symbolic link"), std::string::npos) << m;
+  EXPECT_EQ(read(victim), "another user's file\n");
+  fs::remove(cal);
+  ASSERT_EQ(::mkfifo(cal.c_str(), 0644), 0);
+  EXPECT_NE(message_of([&] {
+              portalab::write_file_atomically(cal.string(), "{}");
+            }).find("is a named pipe (FIFO)"),
+            std::string::npos);
+  EXPECT_TRUE(temporaries(root).empty());
+}
+
+TEST_F(HostileFolder, AnEarlierRunsFilesAreMovedAsideNeverReplaced) {
+  const fs::path out = root / "out";
+  std::vector<Result> rows{row(1), row(2)};
+  {
+    portalab::ResultFiles first(out.string(), provenance());
+    EXPECT_EQ(first.moved_aside(), "");
+    first.update(rows, 0, summary(rows.size()));
+    first.finish(rows, summary(rows.size()));
+  }
+  const std::string finished = read(out / "results.json");
+  {
+    // A second run, killed: its journal stays.
+    portalab::ResultFiles second(out.string(), provenance());
+    EXPECT_NE(second.moved_aside().find("results.json, results.csv) moved to " +
+                                        (out / "previous-").string()),
+              std::string::npos)
+        << second.moved_aside();
+    second.update({rows.data(), 1}, 0, summary(1));
+  }
+  const std::string journal = read(out / "results.jsonl");
+  portalab::ResultFiles third(out.string(), provenance());
+  EXPECT_NE(third.moved_aside().find("its journal says it did not finish"), std::string::npos)
+      << third.moved_aside();
+  std::vector<fs::path> aside;
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.path().filename().string().rfind("previous-", 0) == 0) aside.push_back(e.path());
+  std::sort(aside.begin(), aside.end());
+  ASSERT_EQ(aside.size(), 2u);  // in the order they ran (-2 after a name of the same second)
+  EXPECT_EQ(read(aside[0] / "results.json"), finished);
+  EXPECT_EQ(read(aside[1] / "results.jsonl"), journal);
+  EXPECT_EQ(journal_rows(aside[1]).size(), 1u);
+  EXPECT_TRUE(temporaries(out).empty());
+}
+
+TEST_F(HostileFolder, AFolderSwappedForALinkMidRunIsNotFollowed) {
+  const fs::path out = root / "out", elsewhere = root / "elsewhere", moved = root / "moved";
+  fs::create_directories(elsewhere);
+  std::vector<Result> rows{row(1)};
+  portalab::ResultFiles files(out.string(), provenance());
+  fs::rename(out, moved);
+  fs::create_directory_symlink(elsewhere, out);
+  files.update(rows, 0, summary(1));
+  files.finish(rows, summary(1));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+  EXPECT_EQ(nlohmann::json::parse(read(moved / "results.json"))["results"].size(), 1u);
 }
 
 }  // namespace

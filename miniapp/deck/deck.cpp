@@ -1,9 +1,11 @@
 #include "deck/deck.hpp"
 
 #include "deck/deck_search.hpp"
+#include "platform/files.hpp"
 #include "platform/hash.hpp"
 #include "platform/space_names.hpp"
 #include "platform/suggest.hpp"
+#include "platform/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,9 +17,12 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace portalab {
 
@@ -207,8 +212,8 @@ class NestingScan {
 
 std::string where(const toml::source_region& src) {
   const std::string path = src.path ? *src.path : std::string("<deck>");
-  if (path.rfind("--set", 0) == 0) return "'" + path + "'";  // a command-line override
-  return fmt::format("{}:{}:{}", path, src.begin.line, src.begin.column);
+  if (path.rfind("--set", 0) == 0) return "'" + shown(path) + "'";  // a command-line override
+  return fmt::format("{}:{}:{}", shown(path), src.begin.line, src.begin.column);
 }
 
 [[noreturn]] void fail(const toml::source_region& src, std::string_view what) {
@@ -232,11 +237,11 @@ std::string type_of(const toml::node& node) {
 // rule for both: a name listed twice is refused, never merged).
 std::string not_one_of(std::string_view context, std::string_view given,
                        const std::vector<std::string>& allowed) {
-  return fmt::format("{}: '{}' is not one of [{}]{}", context, given, fmt::join(allowed, ", "),
-                     did_you_mean(given, allowed));
+  return fmt::format("{}: '{}' is not one of [{}]{}", context, shown(given),
+                     fmt::join(allowed, ", "), did_you_mean(given, allowed));
 }
 std::string listed_twice(std::string_view context, std::string_view given) {
-  return fmt::format("{}: '{}' is listed twice", context, given);
+  return fmt::format("{}: '{}' is listed twice", context, shown(given));
 }
 
 // A string or a list of strings, each one of `allowed` (compared by `match`).
@@ -291,7 +296,7 @@ std::int64_t parameter(const toml::node& node, std::string_view context, const P
     if (it == p.choices.end())
       fail(node, fmt::format("{} ({}) expects one of \"{}\"; got {}", context, p.meaning,
                              fmt::join(p.choices, "\", \""),
-                             name ? "\"" + *name + "\"" : type_of(node)));
+                             name ? "\"" + shown(*name) + "\"" : type_of(node)));
     return it - p.choices.begin();
   }
   const auto v = node.value_exact<std::int64_t>();
@@ -345,8 +350,8 @@ std::vector<std::size_t> sizes(const toml::node& node, std::string_view context)
   if (const auto* range = node.as_table()) {
     for (auto&& [k, v] : *range)
       if (k.str() != "from" && k.str() != "to" && k.str() != "factor")
-        fail(k.source(), fmt::format("{}: unknown key '{}' in a range; expected from, to, factor", context,
-                            k.str()));
+        fail(k.source(), fmt::format("{}: unknown key '{}' in a range; expected from, to, factor",
+                                     context, shown(k.str())));
     for (const char* key : {"from", "to", "factor"})
       if (!range->contains(key))
         fail(node, fmt::format("{}: a range needs from, to and factor; '{}' is missing", context,
@@ -416,15 +421,16 @@ std::vector<std::string> spaces(const Catalog& catalog, const toml::node& node,
 void apply_override(toml::table& root, const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("'--set {}': expected experiment.key=value or key=value", text));
+    throw InputError(
+        fmt::format("'--set {}': expected experiment.key=value or key=value", shown(text)));
   const std::string path = text.substr(0, eq);
   const std::string raw = text.substr(eq + 1);
   const std::string source = "--set " + text;
 
   if (text.size() > max_set_bytes)
-    throw InputError(fmt::format("'--set {}...': {} bytes; an override is at most {}",
-                                 text.substr(0, 40), text.size(), max_set_bytes));
-  NestingScan("value = " + raw, "'" + source + "'").run();
+    throw InputError(fmt::format("'--set {}': an override is at most {} bytes",
+                                 shown(text, 40), max_set_bytes));
+  NestingScan("value = " + raw, "'" + shown(source) + "'").run();
 
   toml::table parsed;
   try {
@@ -441,7 +447,7 @@ void apply_override(toml::table& root, const std::string& text) {
   }
   // One value: "3\nwarmups = 0" would otherwise drop the second line unseen.
   if (!parsed.contains("value") || parsed.size() != 1)
-    throw InputError(fmt::format("'{}': '{}' is not a TOML value", source, raw));
+    throw InputError(fmt::format("'{}': '{}' is not a TOML value", shown(source), shown(raw)));
   toml::node& value = *parsed.get("value");
 
   toml::table* target = &root;
@@ -451,21 +457,26 @@ void apply_override(toml::table& root, const std::string& text) {
     key = path.substr(dot + 1);
     target = root[experiment].as_table();
     if (!target)
-      throw InputError(fmt::format("'{}': the deck has no [{}] table to override", source,
-                                   experiment));
+      throw InputError(fmt::format("'{}': the deck has no [{}] table to override", shown(source),
+                                   shown(experiment)));
   }
   if (key.empty() || key.find('.') != std::string::npos)
-    throw InputError(fmt::format("'{}': expected experiment.key=value or key=value", source));
-  // The key carries the option's source, so that an error about it names the option.
-  target->insert_or_assign(toml::key(key, value.source()), std::move(value));
+    throw InputError(
+        fmt::format("'{}': expected experiment.key=value or key=value", shown(source)));
+  // The key carries the option's source, so that an error about it names the
+  // option: the deck's key, and its line, are dropped first (insert_or_assign
+  // would keep them).
+  target->erase(key);
+  target->insert(toml::key(key, value.source()), std::move(value));
 }
 
 void check_keys(const toml::table& table, const std::vector<std::string>& allowed,
                 std::string_view context) {
   for (auto&& [k, v] : table)
     if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
-      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]{}", k.str(), context,
-                          fmt::join(allowed, ", "), did_you_mean(k.str(), allowed)));
+      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]{}",
+                                   shown(k.str()), context, fmt::join(allowed, ", "),
+                                   did_you_mean(k.str(), allowed)));
 }
 
 }  // namespace
@@ -473,15 +484,35 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
 std::string read_bounded(const std::string& path, std::size_t max_bytes, std::string_view what) {
   // What is there first: a pipe would block the open, a device be read.
   if (const InputPath found = inspect_input_path(path); found.kind != InputPath::file)
-    throw InputError(fmt::format("{}: {}", path, found.describe(what)));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
-  // At most one byte past the limit: /dev/zero or an endless pipe is not read whole.
+    throw InputError(fmt::format("{}: {}", shown(path), found.describe(what)));
+  // Not waiting on a pipe put there since, and checked again once open.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    throw InputError(
+        fmt::format("{}: cannot open {}: {}", shown(path), what, std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(fmt::format("{}: {}, not {}", shown(path),
+                                 S_ISDIR(st.st_mode) ? "a folder" : file_type(st.st_mode), what));
+  }
+  // At most one byte past the limit: a file growing while read is not read whole.
   std::string text(max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read {}", path, what));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(
+          fmt::format("{}: cannot read {}: {}", shown(path), what, std::strerror(err)));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
   return text;
 }
 
@@ -498,7 +529,7 @@ void check_json_nesting(std::string_view text, const std::string& path, int max_
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth)
-        throw InputError(fmt::format("{}:{}: nested more than {} levels deep", path,
+        throw InputError(fmt::format("{}:{}: nested more than {} levels deep", shown(path),
                                      line_column(text, i), max_depth));
     } else if (c == ']' || c == '}') {
       --depth;
@@ -509,14 +540,15 @@ void check_json_nesting(std::string_view text, const std::string& path, int max_
 Deck parse_deck(std::string_view text, const std::string& path, const Catalog& catalog,
                 const DeckOverrides& overrides) {
   if (text.size() > max_deck_bytes)
-    throw InputError(fmt::format("{}: {} bytes; a deck is at most {} (1 MiB)", path, text.size(),
-                                 max_deck_bytes));
-  NestingScan(text, path).run();
+    throw InputError(fmt::format("{}: {} bytes; a deck is at most {} (1 MiB)", shown(path),
+                                 text.size(), max_deck_bytes));
+  NestingScan(text, shown(path)).run();
   toml::table root;
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}: invalid TOML: {}", where(e.source()), e.description()));
+    throw InputError(
+        fmt::format("{}: invalid TOML: {}", where(e.source()), shown(e.description(), 1000)));
   }
   // In order: a key set again takes the later value, so that a script's
   // defaults (`--set warmups=1` in profile.sbatch) can be overridden.
@@ -527,26 +559,29 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   std::map<std::string, const toml::node*> globals;
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
-    if (const auto* t = v.as_table()) {
+    const bool global = std::find(global_keys().begin(), global_keys().end(), key) !=
+                        global_keys().end();
+    if (const auto* t = v.as_table(); t && !global) {
       if (!catalog.find(key)) {
         std::vector<std::string> known;
         for (const auto& e : catalog.experiments) known.push_back(e.name);
-        fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]{}", key,
-                                     fmt::join(known, ", "), did_you_mean(key, known)));
+        fail(k.source(), fmt::format("unknown experiment [{}]; known experiments: [{}]{}",
+                                     shown(key), fmt::join(known, ", "), did_you_mean(key, known)));
       }
       tables.emplace_back(key, t);
     } else {
-      if (std::find(global_keys().begin(), global_keys().end(), key) == global_keys().end())
-        fail(k.source(), fmt::format("unknown key '{}' at the top of the deck; expected one of [{}] or an "
-                            "[experiment] table{}",
-                            key, fmt::join(global_keys(), ", "), did_you_mean(key, global_keys())));
+      if (!global)
+        fail(k.source(), fmt::format("unknown key '{}' at the top of the deck; expected one of "
+                                     "[{}] or an [experiment] table{}",
+                                     shown(key), fmt::join(global_keys(), ", "),
+                                     did_you_mean(key, global_keys())));
       globals[key] = &v;
     }
   }
   if (tables.empty())
     throw InputError(fmt::format("{}: the deck names no experiment; add a table such as "
                                  "[vector_poly]",
-                                 path));
+                                 shown(path)));
   std::stable_sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
     const auto& sa = a.second->source().begin;
     const auto& sb = b.second->source().begin;
@@ -583,25 +618,33 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       return g == globals.end() ? nullptr : g->second;
     };
     const std::string ctx = "[" + name + "]";
+    // What a message calls a key: the table's, or the top-level one (and the
+    // table it is checked for, where its values depend on the experiment).
+    auto context = [&](const char* key, bool per_experiment = false) {
+      if (table->get(key)) return fmt::format("{} {}", ctx, key);
+      return per_experiment ? fmt::format("top-level {} (for {})", key, ctx)
+                            : fmt::format("top-level {}", key);
+    };
     ExperimentPlan plan;
     plan.experiment = name;
-    plan.sizes = lookup("sizes") ? sizes(*lookup("sizes"), ctx + " sizes") : info.default_sizes;
-    plan.dtypes = lookup("dtypes") ? strings(*lookup("dtypes"), ctx + " dtypes", info.dtypes)
-                                   : info.default_dtypes;
+    plan.sizes = lookup("sizes") ? sizes(*lookup("sizes"), context("sizes")) : info.default_sizes;
+    plan.dtypes = lookup("dtypes")
+                      ? strings(*lookup("dtypes"), context("dtypes", true), info.dtypes)
+                      : info.default_dtypes;
     plan.variants = lookup("variants")
-                        ? strings(*lookup("variants"), ctx + " variants", info.variants)
+                        ? strings(*lookup("variants"), context("variants", true), info.variants)
                         : info.variants;
     // --spaces replaces the deck's spaces: a deck written for an OpenMP build
     // runs on a Threads build with --spaces Threads.
     plan.spaces = overrides.spaces ? spaces_option(*overrides.spaces, catalog)
-                  : lookup("spaces") ? spaces(catalog, *lookup("spaces"), ctx + " spaces")
+                  : lookup("spaces") ? spaces(catalog, *lookup("spaces"), context("spaces"))
                                      : catalog.spaces;
-    plan.copies = lookup("copies") ? copies(*lookup("copies"), ctx + " copies")
+    plan.copies = lookup("copies") ? copies(*lookup("copies"), context("copies"))
                                    : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
                                                            CopyMode::none};
-    if (const auto* n = lookup("reps")) plan.reps = integer(*n, ctx + " reps", 1);
-    if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, ctx + " warmups", 0);
-    if (const auto* n = lookup("ranks")) plan.ranks = ranks_list(*n, ctx + " ranks");
+    if (const auto* n = lookup("reps")) plan.reps = integer(*n, context("reps"), 1);
+    if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, context("warmups"), 0);
+    if (const auto* n = lookup("ranks")) plan.ranks = ranks_list(*n, context("ranks"));
     plan.parameters = info.default_parameters();
     for (const auto& p : info.parameters)
       if (const auto* n = table->get(p.name))
@@ -630,7 +673,7 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
           "spaces: nothing would run; add \"pageable\" or \"none\", or a device space",
           plan.experiment, fmt::join(plan.spaces, ", "));
       if (copies_nodes[i]) fail(*copies_nodes[i], what);
-      throw InputError(fmt::format("{}: {}", path, what));
+      throw InputError(fmt::format("{}: {}", shown(path), what));
     }
   }
   return deck;

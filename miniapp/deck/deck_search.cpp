@@ -1,6 +1,8 @@
 #include "deck/deck_search.hpp"
 
 #include "deck/deck.hpp"
+#include "platform/files.hpp"
+#include "platform/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,23 +72,13 @@ std::string first_comment(const fs::path& deck) {
   return {};
 }
 
-// What is at a path that exists but is not a regular file, by its type.
-const char* file_type(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 // Why stat() failed, in the path's own terms.
 InputPath unreachable(const fs::path& path, int err) {
   struct stat link;
   if (err == ENOENT && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     std::error_code ec;
     return {InputPath::other, fmt::format("a symbolic link to '{}', which does not exist",
-                                          fs::read_symlink(path, ec).string())};
+                                          shown(fs::read_symlink(path, ec).string()))};
   }
   if (err == ENOENT) return {InputPath::missing, "no such file"};
   if (err == ELOOP) return {InputPath::other, "a loop of symbolic links (each leads to another)"};
@@ -98,7 +90,7 @@ InputPath unreachable(const fs::path& path, int err) {
       struct stat st;
       if (::stat(prefix.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
         return {InputPath::other,
-                fmt::format("'{}' in it is {}, not a folder", prefix.string(),
+                fmt::format("'{}' in it is {}, not a folder", shown(prefix.string()),
                             S_ISREG(st.st_mode) ? "a file" : file_type(st.st_mode))};
     }
   }
@@ -160,21 +152,21 @@ std::string find_deck(const std::string& arg, const std::vector<fs::path>& folde
     const InputPath found = inspect_input_path(place);
     if (found.kind == InputPath::file) return place.string();
     if (found.kind == InputPath::other)  // the search ends here: said for that place
-      throw InputError(fmt::format("deck '{}': {}{}", arg,
-                                   &place == &places.front() ? "" : place.string() + ": ",
+      throw InputError(fmt::format("deck '{}': {}{}", shown(arg),
+                                   &place == &places.front() ? "" : shown(place.string()) + ": ",
                                    found.describe("a deck file")));
     folder_seen |= found.kind == InputPath::folder;
-    tried.push_back(found.kind == InputPath::folder ? place.string() + " (a folder)"
-                                                    : place.string());
+    tried.push_back(found.kind == InputPath::folder ? shown(place.string()) + " (a folder)"
+                                                    : shown(place.string()));
   }
   if (tried.size() == 1 && folder_seen)
-    throw InputError(fmt::format("deck '{}': a folder, not a deck file", arg));
+    throw InputError(fmt::format("deck '{}': a folder, not a deck file", shown(arg)));
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
   throw InputError(fmt::format(
-      "deck '{}': {}; looked in this order at {} (relative paths from {}){}", arg,
+      "deck '{}': {}; looked in this order at {} (relative paths from {}){}", shown(arg),
       folder_seen ? "no deck file" : "no such file", fmt::join(tried, ", "),
-      ec ? "." : cwd.string(),
+      ec ? "." : shown(cwd.string()),
       arg.find('/') == std::string::npos
           ? "; `portalab list --decks` shows the decks that can be named"
           : ""));

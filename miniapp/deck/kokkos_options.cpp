@@ -2,6 +2,7 @@
 
 #include "deck/deck.hpp"  // InputError
 #include "platform/suggest.hpp"
+#include "platform/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -113,7 +114,7 @@ int visible_devices(std::string_view value, const KokkosOptionLimits& limits) {
     throw InputError(fmt::format(
         "environment variable KOKKOS_VISIBLE_DEVICES={}: expected device ids{}, separated by "
         "commas, each once",
-        value,
+        shown(value),
         limits.device_count > 0 ? fmt::format(" from 0 to {} ({} device{} present)",
                                               limits.device_count - 1, limits.device_count,
                                               limits.device_count == 1 ? "" : "s")
@@ -133,7 +134,7 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
           throw InputError(fmt::format(
               "{}: expected a number of threads from 1 to {} (16 per CPU this process may run "
               "on, at least 64); got '{}'",
-              what, limits.max_threads, value));
+              what, limits.max_threads, shown(value)));
       } else if (limits.device_count == 0 && limits.device_space) {
         throw InputError(fmt::format("{}: no device is visible to this process", what));
       } else if (limits.device_count > 0) {
@@ -141,9 +142,10 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
           throw InputError(fmt::format(
               "{}: expected a device id from 0 to {} ({} device{} visible); got '{}'", what,
               limits.device_count - 1, limits.device_count, limits.device_count == 1 ? "" : "s",
-              value));
+              shown(value)));
       } else if (!v || *v < 0 || *v > 1 << 20) {
-        throw InputError(fmt::format("{}: expected a device id >= 0; got '{}'", what, value));
+        throw InputError(
+            fmt::format("{}: expected a device id >= 0; got '{}'", what, shown(value)));
       }
       return;
     }
@@ -151,12 +153,13 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
       const std::string v = lower(value);
       if (v != "yes" && v != "true" && v != "1" && v != "no" && v != "false" && v != "0")
         throw InputError(fmt::format("{}: expected true or false (yes/no, 1/0); got '{}'", what,
-                                     value));
+                                     shown(value)));
       return;
     }
     case Kind::choice:
       if (value != "random" && value != "mpi_rank")
-        throw InputError(fmt::format("{}: expected random or mpi_rank; got '{}'", what, value));
+        throw InputError(
+            fmt::format("{}: expected random or mpi_rank; got '{}'", what, shown(value)));
       return;
     case Kind::text:
       if (value.empty()) throw InputError(fmt::format("{}: expected a value; got none", what));
@@ -184,15 +187,16 @@ std::vector<std::string> check_kokkos_options(
   if (const char* v = getenv("KOKKOS_VISIBLE_DEVICES")) {
     if (!build.device_space)
       warnings.push_back(fmt::format("environment variable KOKKOS_VISIBLE_DEVICES={}: ignored: {}",
-                                     v, inapplicable("device-id", build)));
+                                     shown(v), inapplicable("device-id", build)));
     else
       limits.device_count = visible_devices(v, build);
   }
   constexpr std::string_view prefix = "--kokkos-";
   std::map<std::string_view, std::string> given;  // by name: the argument
   for (const std::string& arg : args) {
+    const std::string said = shown(arg);  // as messages show it
     if (std::string_view(arg).substr(0, prefix.size()) != prefix)
-      throw InputError(fmt::format("'{}': not a --kokkos-* option", arg));
+      throw InputError(fmt::format("'{}': not a --kokkos-* option", said));
     const std::string_view rest = std::string_view(arg).substr(prefix.size());
     const auto eq = rest.find('=');
     const std::string_view name = rest.substr(0, eq);
@@ -201,44 +205,47 @@ std::vector<std::string> check_kokkos_options(
     if (o == std::end(known)) {
       for (const auto& r : removed)
         if (!r.name.empty() && r.name == name)
-          throw InputError(fmt::format("'{}': {}", arg, no_longer_read(r)));
+          throw InputError(fmt::format("'{}': {}", said, no_longer_read(r)));
       std::vector<std::string> names;
       for (const auto& k : known) names.push_back(fmt::format("--kokkos-{}", k.name));
-      throw InputError(fmt::format("'{}': unknown Kokkos option; Kokkos 4.6 knows [{}]{}", arg,
+      throw InputError(fmt::format("'{}': unknown Kokkos option; Kokkos 4.6 knows [{}]{}", said,
                                    fmt::join(names, ", "),
                                    did_you_mean(arg.substr(0, arg.find('=')), names)));
     }
     // Kokkos would take the last, unsaid; portalab's own options are refused twice too.
     if (const auto [before, first] = given.try_emplace(o->name, arg); !first)
-      throw InputError(fmt::format("'{}': given twice (also '{}'); give it once", arg,
-                                   before->second));
+      throw InputError(fmt::format("'{}': given twice (also '{}'); give it once", said,
+                                   shown(before->second)));
     const bool has_value = eq != std::string_view::npos;
     if (o->kind == Kind::flag && has_value)
-      throw InputError(fmt::format("'{}': takes no value", arg));
+      throw InputError(fmt::format("'{}': takes no value", said));
     if (o->kind != Kind::flag && o->kind != Kind::boolean && !has_value)
-      throw InputError(fmt::format("'{}': expected --kokkos-{}=VALUE", arg, o->name));
-    if (has_value) check_value(*o, rest.substr(eq + 1), fmt::format("'{}'", arg), limits);
+      throw InputError(fmt::format("'{}': expected --kokkos-{}=VALUE", said, o->name));
+    if (has_value) check_value(*o, rest.substr(eq + 1), fmt::format("'{}'", said), limits);
     if (const char* why = inapplicable(o->name, limits))
-      throw InputError(fmt::format("'{}': cannot apply: {}", arg, why));
+      throw InputError(fmt::format("'{}': cannot apply: {}", said, why));
   }
   for (const auto& o : known) {
     if (!o.env) continue;
     const char* v = getenv(o.env);
     if (!v) continue;
-    check_value(o, v, fmt::format("environment variable {}={}", o.env, v), limits);
+    check_value(o, v, fmt::format("environment variable {}={}", o.env, shown(v)), limits);
     // Set for every program, perhaps: said, not refused.
     if (const char* why = inapplicable(o.name, limits))
-      warnings.push_back(fmt::format("environment variable {}={}: ignored: {}", o.env, v, why));
+      warnings.push_back(
+          fmt::format("environment variable {}={}: ignored: {}", o.env, shown(v), why));
   }
   for (const auto& r : removed)
     if (const char* v = r.env ? getenv(r.env) : nullptr)
       warnings.push_back(
-          fmt::format("environment variable {}={}: ignored: {}", r.env, v, no_longer_read(r)));
+          fmt::format("environment variable {}={}: ignored: {}", r.env, shown(v),
+                      no_longer_read(r)));
   // Kokkos takes a device id over a mapping, the command line over the
   // environment.
   auto setting = [&](std::string_view name, const char* env) -> std::string {
-    if (const auto it = given.find(name); it != given.end()) return "'" + it->second + "'";
-    if (const char* v = getenv(env)) return fmt::format("environment variable {}={}", env, v);
+    if (const auto it = given.find(name); it != given.end()) return "'" + shown(it->second) + "'";
+    if (const char* v = getenv(env))
+      return fmt::format("environment variable {}={}", env, shown(v));
     return {};
   };
   const std::string id = setting("device-id", "KOKKOS_DEVICE_ID");
@@ -259,7 +266,7 @@ std::vector<std::string> check_kokkos_options(
       throw InputError(fmt::format(
           "environment variable OMP_NUM_THREADS={}: expected a number of threads from 1 to {} "
           "(16 per CPU this process may run on, at least 64)",
-          v, limits.max_threads));
+          shown(v), limits.max_threads));
   }
   return warnings;
 }

@@ -9,6 +9,7 @@
 #include "kernels/stream.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/memory.hpp"
+#include "platform/text.hpp"
 #include "results/result.hpp"
 #include "platform/spaces.hpp"
 #include "platform/timing.hpp"
@@ -472,7 +473,7 @@ std::optional<bool> host_stores_forced() {
   throw InputError(fmt::format("PORTALAB_STREAMING_STORES={}: expected 0 (plain stores) or 1 "
                                "(streaming stores beyond the last-level cache); unset, calibration "
                                "measures both and keeps the faster",
-                               value));
+                               shown(value)));
 }
 
 nlohmann::json apply_host_stores(const Calibration* c) {
@@ -701,7 +702,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
           if (value != "plain" && value != "streaming")
             throw InputError(fmt::format("{}: {} stores.{} is \"{}\"; expected \"plain\" or "
                                          "\"streaming\"",
-                                         path, s.space, key, value));
+                                         shown(path), shown(s.space), key, shown(value)));
         s.stores_why = st.at("why").get<std::string>();
         s.triad_plain_gbps = st.at("triad_plain_gbps").get<double>();
         s.triad_streaming_gbps = st.at("triad_streaming_gbps").get<double>();
@@ -715,7 +716,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         if (s.dot_reads != "vectors" && s.dot_reads != "chain")
           throw InputError(fmt::format("{}: {} dot_reads.choice is \"{}\"; expected \"vectors\" or "
                                        "\"chain\"",
-                                       path, s.space, s.dot_reads));
+                                       shown(path), shown(s.space), shown(s.dot_reads)));
         s.dot_vectors_gbps = dr.at("vectors_gbps").get<double>();
         s.dot_chain_gbps = dr.at("chain_gbps").get<double>();
       }
@@ -744,7 +745,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
     if (j.contains("links")) c.links = links_from_json(j.at("links"));
     return c;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not a portalab calibration file: {}", path, e.what()));
+    throw InputError(fmt::format("{}: not a portalab calibration file: {}", shown(path),
+                                 shown(e.what(), 1000)));
   }
 }
 

@@ -4,6 +4,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/memory.hpp"
 #include "platform/spaces.hpp"
+#include "platform/text.hpp"
 
 #include <fmt/format.h>
 
@@ -146,7 +147,7 @@ std::string format_plan(const std::string& deck_path, const std::vector<PlannedE
   }
   std::string out = fmt::format("dry run of {}: {} entries, in the order they run (times in ms; "
                                 "calls = reps + warm-ups + 1 cold call)\n",
-                                deck_path, entries.size());
+                                shown(deck_path), entries.size());
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
     for (std::size_t c = 0; c < cells.size(); ++c) {

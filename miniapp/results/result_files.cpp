@@ -1,17 +1,24 @@
 #include "results/result_files.hpp"
 
+#include "platform/text.hpp"
 #include "results/schema_version.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <atomic>
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <optional>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace portalab {
@@ -23,26 +30,6 @@ namespace fs = std::filesystem;
 constexpr double rewrite_budget = 0.1;
 
 std::string reason(int err) { return std::strerror(err); }
-
-// A name no other writer uses: this process's id and a counter.
-std::string unique_suffix() {
-  static std::atomic<unsigned> counter{0};
-  return fmt::format("{}.{}", ::getpid(), counter++);
-}
-
-// The whole buffer, or the errno of the failure (ENOSPC for a write of 0).
-int write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return ENOSPC;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return 0;
-}
 
 // JSON as text; strings that are not UTF-8 (a path, a library's message)
 // are written with U+FFFD rather than stopping the run.
@@ -69,89 +56,167 @@ bool locked_by_another(int fd) {
 }
 
 constexpr const char* journal_name = "results.jsonl";
+// The files of a run, the journal first.
+constexpr std::array<const char*, 3> result_names{journal_name, "results.json", "results.csv"};
+
+OutputError another_run(const OutputFolder& folder) {
+  return OutputError(
+      fmt::format("{}: another portalab run is writing its results there; give "
+                  "each run a folder of its own",
+                  shown(folder.path())));
+}
+
+// The result files an earlier run left in the folder, regular files all
+// (anything else at their names is refused); a folder that another running
+// portalab writes into (its journal locked) is refused.
+std::vector<std::string> earlier_results(const OutputFolder& folder) {
+  std::vector<std::string> found;
+  for (const char* name : result_names)
+    if (folder.has_file(name)) found.emplace_back(name);
+  if (const int j = folder.open_existing(journal_name); j >= 0) {
+    const bool busy = locked_by_another(j);
+    ::close(j);  // releases the lock, if taken
+    if (busy) throw another_run(folder);
+  }
+  return found;
+}
+
+// The temporary files of full rewrites a killed run left (results.csv.<pid>.<n>.tmp).
+std::vector<std::string> leftover_temporaries(const OutputFolder& folder) {
+  std::vector<std::string> found;
+  const int fd = ::dup(folder.fd());
+  DIR* dir = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (!dir) {
+    if (fd >= 0) ::close(fd);
+    return found;
+  }
+  ::rewinddir(dir);
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name = entry->d_name;
+    struct stat st;
+    if (name.starts_with("results.") && name.ends_with(".tmp") &&
+        ::fstatat(folder.fd(), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      found.emplace_back(name);
+  }
+  ::closedir(dir);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Moves the files of an earlier run into a folder of their own beside the
+// new ones, previous-<time of the newest, UTC>; returns the sentence that
+// says so.
+std::string move_aside(const OutputFolder& folder, std::vector<std::string> names) {
+  const bool unfinished = std::find(names.begin(), names.end(), journal_name) != names.end();
+  const std::size_t results = names.size();
+  for (auto& t : leftover_temporaries(folder)) names.push_back(std::move(t));
+  std::time_t newest = 0;
+  for (const auto& name : names) {
+    struct stat st;
+    if (::fstatat(folder.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+      newest = std::max(newest, st.st_mtime);
+  }
+  std::tm utc{};
+  ::gmtime_r(&newest, &utc);
+  const std::string stamp = fmt::format("previous-{:%Y%m%d-%H%M%S}", utc);
+  std::string aside;
+  for (int k = 1; aside.empty(); ++k) {
+    const std::string name = k == 1 ? stamp : fmt::format("{}-{}", stamp, k);
+    if (folder.make_folder(name))
+      aside = name;
+    else if (k == 1000)
+      throw OutputError(
+          fmt::format("cannot create {}: {}", shown(folder.path_of(name)), reason(EEXIST)));
+  }
+  // Into the folder just made, opened without following a link.
+  const int to =
+      ::openat(folder.fd(), aside.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (to < 0)
+    throw OutputError(
+        fmt::format("cannot open {}: {}", shown(folder.path_of(aside)), reason(errno)));
+  for (const auto& name : names)
+    if (::renameat(folder.fd(), name.c_str(), to, name.c_str()) != 0) {
+      const int err = errno;
+      ::close(to);
+      throw OutputError(fmt::format("cannot move {} into {}: {}", shown(folder.path_of(name)),
+                                    shown(folder.path_of(aside)), reason(err)));
+    }
+  ::close(to);
+  return fmt::format(
+      "{}: the result files of an earlier run ({}{}) moved to {}/, kept as they were",
+      shown(folder.path()),
+      fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(results), ", "),
+      unfinished ? "; its journal says it did not finish" : "", shown(folder.path_of(aside)));
+}
+
+// The journal, created and locked before its name appears: a run that
+// checks the folder meanwhile finds it held, never an earlier run's to move.
+int take_journal(const OutputFolder& folder) {
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}.{}.tmp", journal_name, unique_suffix());
+    fd = folder.create(tmp);
+  }
+  if (fd < 0)
+    throw OutputError(
+        fmt::format("cannot create {}: {}", shown(folder.path_of(tmp)), reason(EEXIST)));
+  // Appended to only: a line cut short is truncated away, the next at the end.
+  int err = ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fcntl(fd, F_SETFL, O_APPEND) != 0 ? errno : 0;
+  if (err == 0 && ::linkat(folder.fd(), tmp.c_str(), folder.fd(), journal_name, 0) != 0) {
+    err = errno;
+    // A file system without hard links: renamed, once nothing is there.
+    if (err == EPERM || err == EOPNOTSUPP || err == ENOSYS) {
+      err = folder.has_file(journal_name)                                          ? EEXIST
+            : ::renameat(folder.fd(), tmp.c_str(), folder.fd(), journal_name) == 0 ? 0
+                                                                                   : errno;
+      if (err == 0) tmp.clear();
+    }
+  }
+  if (!tmp.empty()) folder.remove(tmp);
+  if (err != 0) {
+    ::close(fd);
+    if (err == EEXIST) throw another_run(folder);
+    throw OutputError(
+        fmt::format("cannot create {}: {}", shown(folder.path_of(journal_name)), reason(err)));
+  }
+  return fd;
+}
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string tmp = fmt::format("{}.{}.tmp", path, unique_suffix());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw OutputError(fmt::format("cannot create {}: {}", tmp, reason(errno)));
-  int err = write_all(fd, content);
-  // close() reports what a network file system could not store.
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    ::unlink(tmp.c_str());
-    throw OutputError(fmt::format("cannot rename {} to {}: {}", tmp, path, reason(err)));
-  }
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    throw OutputError(fmt::format("cannot write {}: {}", path, reason(err)));
-  }
-}
-
-void check_output_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw OutputError(fmt::format("cannot create the folder {}: {}", dir, ec.message()));
-  if (!fs::is_directory(dir, ec)) throw OutputError(fmt::format("{} is not a folder", dir));
-  // Writable now, with room for a block: a probe file, removed at once.
-  const std::string probe = (fs::path(dir) / fmt::format(".portalab-probe.{}", unique_suffix()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw OutputError(fmt::format("cannot write into {}: {}", dir, reason(errno)));
-  int err = write_all(fd, std::string(4096, '\n'));
-  if (::close(fd) != 0 && err == 0) err = errno;
-  ::unlink(probe.c_str());
-  if (err != 0) throw OutputError(fmt::format("cannot write into {}: {}", dir, reason(err)));
-  // Another run writing there now would overwrite these files, or they its.
-  const std::string journal = (fs::path(dir) / journal_name).string();
-  if (const int j = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC); j >= 0) {
-    const bool busy = locked_by_another(j);
-    ::close(j);  // releases the lock, if taken
-    if (busy)
-      throw OutputError(fmt::format("{}: another portalab run is writing its results there; "
-                                    "give each run a folder of its own",
-                                    dir));
-  }
-}
+void check_output_dir(const std::string& dir) { earlier_results(OutputFolder(dir)); }
 
 void check_output_file(const std::string& path) {
+  const fs::path p(path);
   std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw OutputError(fmt::format("{} is a folder; give the path of a file", path));
-  const fs::path parent = fs::path(path).parent_path();
+  if (p.filename().empty() || fs::is_directory(path, ec))
+    throw OutputError(fmt::format("{} is a folder; give the path of a file", shown(path)));
+  const fs::path parent = p.parent_path();
+  std::optional<OutputFolder> folder;
   try {
-    check_output_dir(parent.empty() ? std::string(".") : parent.string());
+    folder.emplace(parent.empty() ? std::string(".") : parent.string());
   } catch (const OutputError& e) {
-    throw OutputError(fmt::format("cannot write {}: {}", path, e.what()));
+    throw OutputError(fmt::format("cannot write {}: {}", shown(path), e.what()));
   }
+  folder->has_file(p.filename().string());
 }
 
 ResultFiles::ResultFiles(std::string dir, nlohmann::json provenance)
-    : m_dir(std::move(dir)),
-      m_journal_path((fs::path(m_dir) / journal_name).string()),
+    : m_folder(std::move(dir)),
+      m_dir(m_folder.path()),
+      m_journal_path(m_folder.path_of(journal_name)),
       m_provenance_text(dump(provenance, 2)),
       m_start(std::chrono::steady_clock::now()) {
-  check_output_dir(m_dir);
-  // Not O_TRUNC: a journal that another run holds must be left as it is.
-  m_journal_fd = ::open(m_journal_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (m_journal_fd < 0)
-    throw OutputError(fmt::format("cannot create {}: {}", m_journal_path, reason(errno)));
-  if (locked_by_another(m_journal_fd) || ::ftruncate(m_journal_fd, 0) != 0) {
-    const int err = errno;
-    ::close(m_journal_fd);
-    m_journal_fd = -1;
-    throw OutputError(err == EWOULDBLOCK
-                          ? fmt::format("{}: another portalab run is writing its results there; "
-                                        "give each run a folder of its own",
-                                        m_dir)
-                          : fmt::format("cannot write {}: {}", m_journal_path, reason(err)));
-  }
+  // An earlier run's files are kept, never replaced: moved aside first.
+  if (auto earlier = earlier_results(m_folder); !earlier.empty())
+    m_moved_aside = move_aside(m_folder, std::move(earlier));
+  m_journal_fd = take_journal(m_folder);
   append_journal(dump({{"portalab_journal", 1},
                        {"schema_version", schema_version},
                        {"provenance", std::move(provenance)}}) +
                  "\n");
-  // Files of no entry at once: a reader finds none of an earlier run's.
+  // Files of no entry at once: a reader finds the files of this run only.
   write_full({{"entries", 0}});
 }
 
@@ -167,7 +232,7 @@ void ResultFiles::append_journal(std::string_view line) {
     if (before >= 0 && ::ftruncate(m_journal_fd, before) != 0) {
       // Nothing more to do: the reader skips a last line that does not parse.
     }
-    throw OutputError(fmt::format("cannot write {}: {}", m_journal_path, reason(err)));
+    throw OutputError(fmt::format("cannot write {}: {}", shown(m_journal_path), reason(err)));
   }
 }
 
@@ -201,8 +266,8 @@ void ResultFiles::write_full(const nlohmann::json& summary) {
   }
   json += m_json_rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
   // The CSV first: a kill between the two leaves it the one ahead.
-  write_file_atomically((fs::path(m_dir) / "results.csv").string(), csv);
-  write_file_atomically((fs::path(m_dir) / "results.json").string(), json);
+  m_folder.write_atomically("results.csv", csv);
+  m_folder.write_atomically("results.json", json);
   m_rows_at_last_rewrite = m_json_rows.size();
   ++m_rewrites;
   m_rewrite_seconds +=
@@ -226,11 +291,11 @@ void ResultFiles::finish(std::span<const Result> rows, const nlohmann::json& sum
   write_full(summary);
   // The full files are complete: the journal has nothing more to tell.
   // Removed while still locked, so no other run takes it meanwhile.
-  const int err = ::unlink(m_journal_path.c_str()) != 0 && errno != ENOENT ? errno : 0;
+  const int err = m_folder.remove(journal_name);
   ::close(m_journal_fd);
   m_journal_fd = -1;
   if (err != 0)
-    throw OutputError(fmt::format("cannot remove {}: {}", m_journal_path, reason(err)));
+    throw OutputError(fmt::format("cannot remove {}: {}", shown(m_journal_path), reason(err)));
 }
 
 }  // namespace portalab

@@ -12,8 +12,13 @@
 //                  the journal: a journal left beside them means the run did
 //                  not finish, and the journal is the more recent of the two
 //                  (scripts/portalab_results.py reads it so).
+//
+// Every file is created anew in the folder, never written through a link
+// (platform/files.hpp). The files of an earlier run found there, finished or
+// not, are kept: moved into previous-<time of its last write, UTC>/ there.
 #pragma once
 
+#include "platform/files.hpp"
 #include "results/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -27,28 +32,20 @@
 
 namespace portalab {
 
-// An output that cannot be written: the message names the path and gives
-// the system's reason (strerror).
-class OutputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Writes content to path through a temporary file of a unique name (pid and
-// a counter, created O_EXCL) in the same folder, then renames it over path.
-// On failure the temporary is removed and OutputError says why.
-void write_file_atomically(const std::string& path, std::string_view content);
-
-// Creates dir if needed and proves it writable now: a probe file created,
-// written, removed. Throws OutputError otherwise.
+// Creates dir if needed, proves it writable now (OutputFolder) and checks
+// the names of the result files there: anything but a regular file at one
+// (a link, a pipe, a folder) is refused, and so is a folder another running
+// portalab writes into. Throws OutputError.
 void check_output_dir(const std::string& dir);
-// The same for the folder a file is to be written into (calibrate --out).
+// For a file to be written alone (calibrate --out): its folder as above, and
+// a regular file or nothing at its name.
 void check_output_file(const std::string& path);
 
 class ResultFiles {
  public:
-  // Checks the folder (check_output_dir), takes the journal, refusing a
-  // folder another running portalab writes into, and starts the journal.
+  // Checks the folder (check_output_dir), moves the files of an earlier run
+  // found there into a folder of their own, previous-<time>/ (moved_aside()
+  // says so), and starts a new journal, taken so that no other run can.
   ResultFiles(std::string dir, nlohmann::json provenance);
   ~ResultFiles();
   ResultFiles(const ResultFiles&) = delete;
@@ -63,6 +60,8 @@ class ResultFiles {
   void finish(std::span<const Result> rows, const nlohmann::json& summary);
 
   const std::string& dir() const { return m_dir; }
+  // What became of an earlier run's files, a sentence; "" when none was there.
+  const std::string& moved_aside() const { return m_moved_aside; }
   // Full rewrites of results.csv and results.json so far (for tests).
   std::size_t rewrites() const { return m_rewrites; }
 
@@ -72,8 +71,10 @@ class ResultFiles {
   void append_journal(std::string_view line);
   void write_full(const nlohmann::json& summary);
 
+  OutputFolder m_folder;
   std::string m_dir;
   std::string m_journal_path;
+  std::string m_moved_aside;
   int m_journal_fd = -1;
   std::string m_provenance_text;            // dumped once
   std::vector<std::string> m_json_rows;     // each row as results.json shows it

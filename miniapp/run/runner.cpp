@@ -1,6 +1,7 @@
 #include "run/runner.hpp"
 
 #include "experiment/experiment.hpp"
+#include "platform/console.hpp"
 #include "platform/interrupt.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
@@ -23,11 +24,11 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
   std::optional<Watchdog> dog;
   if (all.size() > 1 && options.watchdog_s > 0)
     dog.emplace(options.watchdog_s, [rank = all.rank()](const std::string& where, double s) {
-      fmt::print(stderr,
-                 "portalab: rank {}: no gate passed for {} s, in {}: a rank stopped before a "
-                 "collective the others wait in (or one step takes longer); aborting every "
-                 "rank. PORTALAB_WATCHDOG_S sets the limit, 0 turns it off\n",
-                 rank, s, where);
+      print_to(stderr,
+               "portalab: rank {}: no gate passed for {} s, in {}: a rank stopped before a "
+               "collective the others wait in (or one step takes longer); aborting every "
+               "rank. PORTALAB_WATCHDOG_S sets the limit, 0 turns it off\n",
+               rank, s, where);
       abort_world(3);  // the driver's exit code for the unexpected
     });
   watchdog = dog ? &*dog : nullptr;
@@ -39,6 +40,11 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
   std::string current;  // the entry in progress, named if a signal abandons it
   try {
     for (std::size_t i = 0; i < entries.size(); ++i) {
+      // A signal that came before this entry (during calibration, or while
+      // the last one's files were written) abandons none; every rank learns
+      // of it at the same gate.
+      current.clear();
+      if (const int sig = all.gate(true, interrupt_signal()).signal) throw Interrupted(sig);
       const Entry& e = entries[i];
       current = e.describe();
       if (watchdog) watchdog->at(current);

@@ -46,6 +46,8 @@ Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::span<const
   // Made before anything is measured: a folder that cannot be written (or
   // that another run writes into) stops the run here, with OutputError.
   if (m_options.out_dir) m_files.emplace(*m_options.out_dir, m_provenance);
+  if (m_files && !m_files->moved_aside().empty() && m_options.progress)
+    fmt::print(*m_options.progress, "{}\n", m_files->moved_aside());
   // The progress lines' time left comes from the entries' estimates; without
   // limits, from the entries' count.
   if (m_options.progress && m_options.limits)

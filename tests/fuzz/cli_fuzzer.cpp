@@ -23,6 +23,7 @@ namespace {
 
 using namespace portalab;
 using portalab::fuzz::broken;
+using portalab::fuzz::check_message;
 using portalab::fuzz::fuzz_catalog;
 
 constexpr KokkosOptionLimits limits{64, 2, true, /*device_space=*/true, /*host_threads=*/true};
@@ -87,12 +88,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return m.rfind("'--kokkos-", 0) == 0 || m.rfind("environment variable ", 0) == 0;
   };
   try {
-    for (const auto& warning : check_kokkos_options(kokkos, getenv, limits))
+    for (const auto& warning : check_kokkos_options(kokkos, getenv, limits)) {
       if (!names_its_source(warning)) broken("a warning that does not name the option", warning);
+      check_message(warning);
+    }
     check_accepted(kokkos, env);
   } catch (const InputError& e) {
     const std::string_view m = e.what();
     if (!names_its_source(m)) broken("an error that does not name the option", m);
+    check_message(m);
   }
   // --set VALUE and --spaces A,B pairs, as the driver hands them on.
   DeckOverrides overrides;
@@ -116,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view m = e.what();
     if (m.rfind("'--set ", 0) != 0 && m.rfind("--spaces", 0) != 0 && m.rfind("fuzz.toml", 0) != 0)
       broken("an override error that does not say where", m);
+    check_message(m);
   }
   return 0;
 }

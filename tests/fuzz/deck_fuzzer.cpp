@@ -20,6 +20,7 @@ namespace {
 
 using namespace portalab;
 using portalab::fuzz::broken;
+using portalab::fuzz::check_message;
 using portalab::fuzz::fuzz_catalog;
 
 constexpr const char* deck_path = "fuzz.toml";
@@ -61,6 +62,7 @@ void check_rejected(const InputError& e) {
   const std::string_view m = e.what();
   if (m.rfind(std::string(deck_path) + ":", 0) != 0 && m.rfind("'--set ", 0) != 0)
     broken("an error that does not say where", m);
+  check_message(m);
 }
 
 }  // namespace

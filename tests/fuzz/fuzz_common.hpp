@@ -26,4 +26,12 @@ inline const Catalog& fuzz_catalog() {
   std::abort();
 }
 
+// Every message shows untrusted text quoted and cut (platform/text.hpp): no
+// control byte of the input reaches a terminal, no value is echoed whole.
+inline void check_message(std::string_view m) {
+  for (const char c : m)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) broken("a control byte in a message", m);
+  if (m.size() > 8192) broken("a message of more than 8 kB", m.substr(0, 300));
+}
+
 }  // namespace portalab::fuzz

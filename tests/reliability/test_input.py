@@ -196,7 +196,7 @@ class SameRuleTest(Case):
                     p = portalab(*command, "--spaces", spaces)
                     self.assert_bad_input(p, "--spaces " + said)
         deck = self.deck('spaces = ["Serial", "Serial"]\n[vector_poly]\n')
-        self.assert_bad_input(portalab("run", deck), "deck.toml:1:21: [vector_poly] spaces " + said)
+        self.assert_bad_input(portalab("run", deck), "deck.toml:1:21: top-level spaces " + said)
 
     def test_every_list_listed_twice(self):
         for key, value in [("dtypes", '["float64","float64"]'), ("variants", '["fused","fused"]'),
