@@ -3,7 +3,11 @@
 // raises every kind of event, well formed, from two threads, and must pass;
 // each other case breaks one rule and must make the checker fail the run.
 // The allocation cases raise the events alone (Kokkos::Profiling::allocateData):
-// the checker sees pointers, never memory.
+// the checker sees pointers, never memory. The "guarded_" cases raise broken
+// sequences through portalab's guard (miniapp/platform/tool_guard.hpp), which
+// must pass them on whole.
+#include "platform/tool_guard.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
@@ -25,6 +29,19 @@ void allocate(const char* space, const void* ptr, std::uint64_t size) {
 }
 void deallocate(const char* space, const void* ptr, std::uint64_t size) {
   Kokkos::Profiling::deallocateData(Kokkos::Tools::make_space_handle(space), "x", ptr, size);
+}
+
+// This thread's region callback waits inside the checker (up to 2 s) for
+// another thread to begin one, which the other does 20 ms later.
+void overlap() {
+  std::thread other([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Kokkos::Profiling::pushRegion("other thread");
+    Kokkos::Profiling::popRegion();
+  });
+  Kokkos::Profiling::pushRegion("portalab test tool: wait for another thread");
+  Kokkos::Profiling::popRegion();
+  other.join();
 }
 
 using Host = Kokkos::DefaultHostExecutionSpace;
@@ -125,18 +142,23 @@ const std::map<std::string, std::function<void()>> cases = {
        allocate("Host", somewhere, 16);
      }},
     {"null_allocation", [] { allocate("Cuda", nullptr, 0); }},  // as a Cuda team scratch of 0 bytes
-    {"callbacks_overlap",
+    {"guarded_allocations",
      [] {
-       // This region's callback waits inside the checker for another thread's.
-       std::thread other([] {
-         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-         Kokkos::Profiling::pushRegion("other thread");
-         Kokkos::Profiling::popRegion();
-       });
-       Kokkos::Profiling::pushRegion("portalab test tool: wait for another thread");
-       Kokkos::Profiling::popRegion();
-       other.join();
+       portalab::guard_kokkos_tool();
+       deallocate("Host", somewhere, 16);  // allocated before the tool: held back
+       allocate("Host", somewhere, 16);
+       deallocate("Host", somewhere, 24);  // passed on with 16 bytes
+       allocate("Cuda", nullptr, 0);       // held back
+       allocate("Host", somewhere, 16);
+       allocate("Host", somewhere, 16);  // the first deallocated to the tool first
+       deallocate("Host", somewhere, 16);
      }},
+    {"guarded_threads",
+     [] {
+       portalab::guard_kokkos_tool();
+       overlap();  // the other thread waits for the guard's lock
+     }},
+    {"callbacks_overlap", overlap},
     {"deep_copy_never_ended",
      [] {
        const auto host = Kokkos::Tools::make_space_handle("Host");

@@ -161,7 +161,7 @@ class Entered {
 };
 
 // The region that tests/tools/checker_cases.cpp pushes to show the overlap
-// check failing: its callback waits (up to 5 s) for another thread to begin one.
+// check failing: its callback waits (up to 2 s) for another thread to begin one.
 constexpr const char* wait_for_another_thread = "portalab test tool: wait for another thread";
 
 // "portalab/E/S" for a region "portalab/E/S/kernel" or "portalab/E/S/cold/kernel".
@@ -256,7 +256,7 @@ void kokkosp_push_profile_region(const char* name) {
     }
   }
   if (std::string_view(name) == wait_for_another_thread)
-    for (int i = 0; i < 5000 && s.overlapped == 0; ++i)
+    for (int i = 0; i < 2000 && s.overlapped == 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
