@@ -1,41 +1,58 @@
 #!/usr/bin/env bash
-# On a GPU node: Kokkos Tools loaded into portalab's Cuda runs (docs/profiling.md "Kokkos
-# Tools"), with connectors from kokkos/kokkos-tools built and installed
-# beforehand into TOOLS_DIR (any layout: the libraries are looked for by name).
-#   scripts/gpu-tools-check.sh BUILD_DIR TOOLS_DIR [OUT]   # OUT: results/gpu-tools-check
+# On a GPU node: Kokkos Tools loaded into portalab's Cuda runs (docs/kokkos-tools.md),
+# with the connectors of kokkos/kokkos-tools built here from its source folder
+# (scripts/kokkos-tools-connectors.sh: g++ -shared -fPIC -O2, the
+# nvtx-connector against CUDA's NVTX3) into OUT/connectors/lib.
+#   scripts/gpu-tools-check.sh BUILD_DIR KOKKOS_TOOLS_SRC [OUT]   # OUT: results/gpu-tools-check
 #  1. `ctest -L tools` in BUILD_DIR: portalab's own test tool
 #     (tests/tools/event_checker.cpp) over tests/decks/tools.toml in every
 #     compiled space, Cuda included.
-#  2. space-time-stack and 3. simple-kernel-timer over the lab decks with
+#  2. tests/decks/tools.toml with Cuda under each of space-time-stack,
+#     simple-kernel-timer, kernel-logger, memory-hwm, memory-events and
+#     chrome-tracing: one line each with portalab's exit code and the tool's
+#     "not in the currently allocated set" warnings; each run must exit 0,
+#     every measured row PASS, no such warning, the tool's output complete.
+#  3. space-time-stack and 4. simple-kernel-timer over the lab decks with
 #     Cuda (2 repetitions): each run exits 0, the tool's report is complete
 #     and names every experiment's portalab/<experiment>/Cuda/kernel region
 #     (and cuBLAS' region where a row's library is cuBLAS); no popRegion
 #     outside a region.
-#  4. Nsight Systems with the nvtx-connector beside portalab's own NVTX
-#     ranges, over the streams deck and lab6-vector: scripts/nsys_check.py
-#     with `closed` (every range ended) and `tool_copies` (each portalab range
-#     exactly twice, the connector's copy around portalab's own) required,
-#     beside ranges, kernel_labels and streams.
+#  5. Nsight Systems with the nvtx-connector beside portalab's own NVTX
+#     ranges, over tests/decks/tools.toml, the streams deck and lab6-vector:
+#     scripts/nsys_check.py with `closed` (every range ended) and
+#     `tool_copies` (each portalab range exactly twice, the connector's copy
+#     around portalab's own) required, beside the deck's own assertions.
 # Prints PASS/FAIL per check; exit 1 if any fails, 2 if something is missing.
 # Environment: NSYS, NSYS_LIBS (as scripts/profile.sh), PYTHON; DECKS (the
-# lab decks of steps 2 and 3, by name); SPACE (Cuda) runs steps 2 and 3 in
-# another space (SPACE=Serial DECKS=cupy-numba: a try on a host build).
+# lab decks of steps 3 and 4, by name); SPACE (Cuda) runs steps 2 to 4 in
+# another space (SPACE=Serial DECKS=cupy-numba: a try on a host build);
+# NVTX_INCLUDE (CUDA's include folder with nvtx3/; default $CUDA_HOME/include).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(dirname "$here")
-case ${1:-} in -h | --help) sed -n '2,22p' "$0"; exit 0 ;; esac
+case ${1:-} in -h | --help) sed -n '2,30p' "$0"; exit 0 ;; esac
 if (($# < 2)); then
-  sed -n '2,22p' "$0" >&2
+  sed -n '2,30p' "$0" >&2
   exit 2
 fi
-bin=$(cd "$1" 2>/dev/null && pwd) tools=$2 out=${3:-results/gpu-tools-check}
+bin=$(cd "$1" 2>/dev/null && pwd) src=$2 out=${3:-results/gpu-tools-check}
 [ -x "$bin/portalab" ] || { echo "gpu-tools-check: no $1/portalab" >&2; exit 2; }
-[ -d "$tools" ] || { echo "gpu-tools-check: no folder $tools" >&2; exit 2; }
+[ -f "$src/profiling/space-time-stack/kp_space_time_stack.cpp" ] || {
+  echo "gpu-tools-check: $src is not a kokkos-tools source folder" >&2
+  exit 2
+}
 python=${PYTHON:-python3}
 space=${SPACE:-Cuda}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+connectors=$out/connectors
+tools=$connectors/lib
+# Every connector and kp_reader, built once; the nvtx-connector needs NVTX3.
+"$here/kokkos-tools-connectors.sh" --build-only "$bin/portalab" "$src" "$connectors" || {
+  echo "gpu-tools-check: the connectors did not build (see $tools/*.build.txt)" >&2
+  exit 2
+}
 
 # tool NAME: the connector library NAME (libNAME.so from CMake, NAME.so from a Makefile).
 tool() {
@@ -95,8 +112,17 @@ else
   fail "ctest -L tools (see $out/ctest-tools.txt)"
 fi
 
+echo "=== 2. each connector over tests/decks/tools.toml with $space (exit code, warnings)"
+if SPACES=$space CONNECTORS="space-time-stack simple-kernel-timer kernel-logger memory-hwm memory-events chrome-tracing" \
+   "$here/kokkos-tools-connectors.sh" "$bin/portalab" "$src" "$connectors" >"$out/connectors.txt" 2>&1; then
+  pass "connectors over tools.toml"
+else
+  fail "connectors over tools.toml (see $out/connectors.txt)"
+fi
+grep -E "^(PASS|FAIL) " "$out/connectors.txt"
+
 read -r -a decks <<<"${DECKS:-cupy-intro cupy-continued cupy-numba lab6-matmul lab6-vector streams}"
-echo "=== 2. space-time-stack over ${decks[*]}"
+echo "=== 3. space-time-stack over ${decks[*]}"
 for deck in "${decks[@]}"; do
   name=space-time-stack-$deck
   # Its argument: the share of the time below which it leaves a frame out (0.1%).
@@ -111,7 +137,7 @@ for deck in "${decks[@]}"; do
   fi
 done
 
-echo "=== 3. simple-kernel-timer over ${decks[*]}"
+echo "=== 4. simple-kernel-timer over ${decks[*]}"
 for deck in "${decks[@]}"; do
   name=kernel-timer-$deck
   run_deck "$name" "$deck" "$kernel_timer" || {
@@ -129,19 +155,20 @@ for deck in "${decks[@]}"; do
   fi
 done
 
-echo "=== 4. Nsight Systems with the nvtx-connector beside portalab's NVTX ranges"
+echo "=== 5. Nsight Systems with the nvtx-connector beside portalab's NVTX ranges"
 # shellcheck source=scripts/nsys_env.sh
 source "$here/nsys_env.sh"
 if ! nvtx_connector=$(tool kp_nvtx_connector); then
   fail "no nvtx-connector under $tools: the Nsight Systems check did not run"
 elif portalab_find_nsys; then
   portalab_nsys_options
-  # profile NAME DECK REQUIRED [portalab args]
+  # profile NAME DECK REQUIRED [portalab args]; DECK: a name in inputs/, or a path
   profile() {
     local name=$1 deck=$2 required=$3
     shift 3
+    [[ $deck == */* ]] || deck=$source_dir/inputs/$deck.toml
     "$NSYS" profile "${PORTALAB_NSYS_OPTIONS[@]}" --output="$out/$name" \
-      "$bin/portalab" run "$source_dir/inputs/$deck.toml" --out "$out/$name" --spaces Cuda \
+      "$bin/portalab" run "$deck" --out "$out/$name" --spaces Cuda \
       --set calibrate=none --set profile_reps=2 --set warmups=1 \
       "--kokkos-tools-libs=$nvtx_connector" "$@" >"$out/$name.txt" 2>&1 ||
       fail "$name: portalab under nsys exited $? (see $out/$name.txt)"
@@ -154,6 +181,7 @@ elif portalab_find_nsys; then
     fi
     cat "$out/$name-check.txt" 2>/dev/null
   }
+  profile nvtx-tools-deck "$source_dir/tests/decks/tools.toml" ranges,closed,tool_copies
   profile nvtx-streams streams ranges,kernel_labels,streams,closed,tool_copies \
     --set "inverse_pair.sizes=[2048]" --set "copy_overlap.sizes=[16000000]" \
     --set copy_overlap.chunks=8 --set concurrent_small.kernels=64
