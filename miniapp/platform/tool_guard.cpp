@@ -25,8 +25,11 @@ EventSet& tool() {
   return set;
 }
 
-// Held while the tool runs. Recursive: a tool that fences from inside a
-// callback gets Kokkos' fence events on the same thread.
+// Held while the tool runs, never while Kokkos fences for the tool (it does
+// before calling a callback). Recursive: a tool that fences from inside a
+// callback gets Kokkos' fence events on the same thread; such a fence could
+// wait for an OpenMP instance whose thread waits here to report its thread
+// data (raised under the instance's lock): no tool of kokkos-tools fences so.
 std::recursive_mutex& lock() {
   static std::recursive_mutex m;
   return m;
