@@ -15,6 +15,7 @@
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
 #include "plan/dry_run.hpp"
+#include "plan/expand.hpp"
 #include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/console.hpp"
@@ -25,6 +26,7 @@
 #include "platform/tool_guard.hpp"
 #include "platform/suggest.hpp"
 #include "platform/text.hpp"
+#include "ranks/startup.hpp"
 #include "ranks/watchdog.hpp"
 #include "results/provenance.hpp"
 #include "results/result_files.hpp"
@@ -43,6 +45,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 namespace {
 
@@ -163,29 +166,90 @@ int dry_run(const portalab::Deck& deck, std::optional<portalab::Calibration> lim
   return 0;
 }
 
-// Runs the checks each rank makes before it measures. An error on any rank
-// is said once, by rank 0 (naming the rank when it is another's), and every
-// rank throws InputError: all exit 2 together, none waits for the others.
-void checked_on_every_rank(const std::function<void()>& checks) {
-  std::string error;
-  try {
-    checks();
-  } catch (const portalab::InputError& e) {
-    error = e.what();
-  } catch (const portalab::OutputError& e) {
-    error = e.what();
+// The start-up agreement of a run on several ranks (ranks/startup.hpp):
+// every path through main meets it once, before Kokkos starts, with what
+// this rank will run or why it cannot. A verdict not to go is said on every
+// rank (once, by rank 0, where every rank failed alike) and ends them all
+// with one exit status; alone, it only says this rank's error.
+class Startup {
+ public:
+  // Keeps this rank's first failure, for the agreement to say.
+  void fail(int code, const std::string& why) {
+    if (m_state.code == 0) {
+      m_state.code = code;
+      m_state.error = why;
+    }
   }
-  const portalab::Comm& all = portalab::world();
-  if (all.size() == 1) {
-    if (!error.empty()) throw portalab::InputError(error);
-    return;
+  // Runs checks unless this rank failed already; an InputError or an
+  // OutputError is its failure (exit 2).
+  void check(const std::function<void()>& checks) {
+    if (m_state.code != 0) return;
+    try {
+      checks();
+    } catch (const portalab::InputError& e) {
+      fail(exit_bad_input, e.what());
+    } catch (const portalab::OutputError& e) {
+      fail(exit_bad_input, e.what());
+    }
   }
-  const auto errors = all.gather(error);
-  std::string first;
-  for (std::size_t r = 0; r < errors.size() && first.empty(); ++r)
-    if (!errors[r].empty()) first = r == 0 ? errors[r] : fmt::format("rank {}: {}", r, errors[r]);
-  first = all.broadcast(first);
-  if (!first.empty()) throw portalab::InputError(first);
+  // What this rank was given, for the messages: its command line, its deck.
+  void given(const std::string& what) {
+    m_state.given += (m_state.given.empty() ? "" : ", ") + what;
+  }
+  // 0: every rank goes on to run `plan` ("key: value" lines); else the exit
+  // status, the reason said.
+  int agree(const std::vector<std::string>& plan) {
+    if (m_agreed) throw std::logic_error("the start-up agreement met twice");
+    check([] { portalab::startup_timeout_seconds(); });
+    if (m_state.code == 0) {
+      m_state.plan = {
+          "portalab: " + portalab::build_commit(),
+          fmt::format("spaces compiled: {}", fmt::join(portalab::enabled_space_names(), ","))};
+      m_state.plan.insert(m_state.plan.end(), plan.begin(), plan.end());
+    }
+    const portalab::StartupVerdict v = portalab::agree_at_startup(portalab::world(), m_state);
+    m_agreed = true;
+    const portalab::Comm& all = portalab::world();
+    if (v.code == 0) return 0;
+    if (!v.alike)
+      portalab::print_to(stderr, "error: [rank {} of {}] {}\n", all.rank(), all.size(),
+                         v.message);
+    else if (all.rank() == 0)
+      portalab::print_to(stderr, "error: {}\n", v.message);
+    return v.code;
+  }
+  bool agreed() const { return m_agreed; }
+
+ private:
+  portalab::StartupState m_state;
+  bool m_agreed = false;
+};
+
+Startup& startup() {
+  static Startup s;
+  return s;
+}
+
+// Runs the checks each rank makes before Kokkos starts: a failure is this
+// rank's, said at the start-up agreement, where every rank learns of it.
+void checked_on_every_rank(const std::function<void()>& checks) { startup().check(checks); }
+
+// An error no check kept: before the start-up agreement, this rank's
+// failure, said there. After it, on several ranks, nothing shares it (the
+// others would wait for this rank in their next collective): MPI ends them
+// all.
+int unshared_error(int code, const std::string& what) {
+  if (!startup().agreed()) {
+    startup().fail(code, what);
+    return startup().agree({});
+  }
+  if (portalab::world().size() > 1) {
+    portalab::print_to(stderr, "error on rank {}: {}; ending every rank\n",
+                       portalab::world().rank(), what);
+    portalab::abort_world(code);
+  }
+  portalab::print_to(stderr, "error: {}\n", what);
+  return code;
 }
 
 // Rank 0's exit status, on every rank: mpirun and srun report the worst.
@@ -232,16 +296,27 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   portalab::Deck deck;
   std::optional<portalab::Calibration> limits;
   double watchdog_s = 0;
+  std::vector<std::string> plan;  // what the ranks agree on before any of them starts
   checked_on_every_rank([&] {
-    watchdog_s = portalab::watchdog_seconds();
     portalab::host_stores_forced();  // a bad PORTALAB_STREAMING_STORES, before anything runs
     const std::string deck_path =
         portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
+    startup().given("deck " + std::filesystem::absolute(deck_path).lexically_normal().string());
     deck = portalab::load_deck(deck_path, portalab::catalog(), overrides);
+    watchdog_s = portalab::watchdog_seconds(deck.watchdog_s);
     if (calibration_path) limits = read_calibration(*calibration_path);
     // A dry run measures and writes nothing: --out is left alone.
     if (out && root && !dry) portalab::check_output_dir(*out);  // before anything is measured
+    plan = {dry ? "command: run --dry-run" : "command: run",
+            fmt::format("spaces: {}", fmt::join(spaces_used(deck), ",")),
+            limits ? "limits: " + portalab::content_hash(portalab::to_json(*limits).dump())
+                   : "calibrate: " + deck.calibrate,
+            fmt::format("energy: {}",
+                        (energy_option ? *energy_option == "on" : deck.energy) ? "on" : "off")};
+    const auto entries = portalab::expand(deck, portalab::global_registry(), all.size());
+    for (auto& line : portalab::entry_lines(entries)) plan.push_back(std::move(line));
   });
+  if (const int code = startup().agree(plan)) return code;
   if (dry) {
     if (out && root)
       portalab::print_to(stderr, "warning: --out {}: a dry run writes nothing; ignored\n",
@@ -391,12 +466,18 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
               bool quick, bool energy, const std::vector<std::string>& command, int& kokkos_argc,
               char** kokkos_argv) {
   // The rule of `run --spaces` and of a deck's spaces.
-  const auto spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
+  std::vector<std::string> spaces;
   const bool root = portalab::world().rank() == 0;
   checked_on_every_rank([&] {
+    spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
     if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
     portalab::host_stores_forced();
   });
+  if (const int code = startup().agree({"command: calibrate",
+                                        fmt::format("spaces: {}", fmt::join(spaces, ",")),
+                                        fmt::format("quick: {}", quick),
+                                        fmt::format("energy: {}", energy)}))
+    return code;
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   portalab::guard_kokkos_tool();  // what a loaded tool relies on
@@ -441,6 +522,7 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
 // One JSON document on stdout, Kokkos' own description of itself in it, so
 // that a job can parse what it saved.
 int info(int& kokkos_argc, char** kokkos_argv, const std::vector<std::string>& command) {
+  if (const int code = startup().agree({"command: info"})) return code;
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   portalab::guard_kokkos_tool();  // what a loaded tool relies on
   auto doc = portalab::collect_provenance(nullptr, command);
@@ -628,9 +710,11 @@ int portalab_main(int argc, char** argv) {
   help_cmd->add_option("command", help_topic, "the command to describe");
 
   const bool root = portalab::world().rank() == 0;
+  // Every way out before Kokkos starts meets the other ranks first.
+  startup().given(fmt::format("`{}`", fmt::join(command.begin() + 1, command.end(), " ")));
   auto bad_input = [&](const std::string& what) {
-    if (root) portalab::print_to(stderr, "error: {}\n", what);
-    return exit_bad_input;
+    startup().fail(exit_bad_input, what);
+    return startup().agree({});
   };
   const std::string word = command_word(ours);
   const bool asks_help_or_version = std::any_of(ours.begin() + 1, ours.end(), [](const char* a) {
@@ -645,8 +729,11 @@ int portalab_main(int argc, char** argv) {
   } catch (const CLI::ExtrasError&) {
     return bad_input(not_expected(app, word));
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : exit_bad_input;
+    if (e.get_exit_code() != 0)
+      return bad_input(fmt::format("{} (`portalab help COMMAND` describes a command)", e.what()));
+    // --help or --version: said once every rank agrees to say it.
+    if (const int code = startup().agree({fmt::format("command: {}", e.get_name())})) return code;
+    return app.exit(e);
   }
   if (!spaces.empty()) overrides.spaces = spaces;
   // list and help start no Kokkos: an option for it would be ignored.
@@ -657,12 +744,15 @@ int portalab_main(int argc, char** argv) {
         portalab::shown(kokkos_args[1]), word));
 
   if (*help_cmd) {  // as git and cmake do: the whole, or one command
+    if (const int code = startup().agree({"command: help " + help_topic})) return code;
     if (help_topic.empty()) {
       std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
       return 0;
     }
-    if (const std::string problem = unknown_command(app, help_topic); !problem.empty())
-      return bad_input("help: " + problem);
+    if (const std::string problem = unknown_command(app, help_topic); !problem.empty()) {
+      if (root) portalab::print_to(stderr, "error: help: {}\n", problem);  // alike on every rank
+      return exit_bad_input;
+    }
     const CLI::App* topic = app.get_subcommand(help_topic);
     std::cout << topic->get_formatter()->make_help(topic, app.get_name() + " " + help_topic,
                                                     CLI::AppFormatMode::Normal);
@@ -671,6 +761,9 @@ int portalab_main(int argc, char** argv) {
 
   try {
     if (*list_cmd) {
+      if (const int code = startup().agree({fmt::format("command: list {} {} {}", names_only,
+                                                        decks_only, list_format)}))
+        return code;
       const auto format = list_format == "json"       ? portalab::ListFormat::json
                           : list_format == "markdown" ? portalab::ListFormat::markdown
                                                       : portalab::ListFormat::text;
@@ -682,9 +775,13 @@ int portalab_main(int argc, char** argv) {
     }
     // Kokkos aborts, or crashes, on options it cannot use, and ignores those
     // that cannot apply: checked first.
-    for (const auto& warning : portalab::check_kokkos_options(
-             {kokkos_args.begin() + 1, kokkos_args.end() - 1},
-             [](const char* name) { return std::getenv(name); }, kokkos_option_limits(kokkos_args)))
+    std::vector<std::string> kokkos_warnings;
+    checked_on_every_rank([&] {
+      kokkos_warnings = portalab::check_kokkos_options(
+          {kokkos_args.begin() + 1, kokkos_args.end() - 1},
+          [](const char* name) { return std::getenv(name); }, kokkos_option_limits(kokkos_args));
+    });
+    for (const auto& warning : kokkos_warnings)
       if (root) portalab::print_to(stderr, "warning: {}\n", warning);
     // A tool Kokkos could not load, or that is none, would be run without.
     checked_on_every_rank([&] {
@@ -699,25 +796,14 @@ int portalab_main(int argc, char** argv) {
     return run(deck_path, out, overrides, calibration_path, dry, energy, command, kokkos_argc,
                kokkos_args.data());
   } catch (const portalab::InputError& e) {
-    // Shared by every rank (checked_on_every_rank): rank 0 says it.
-    if (portalab::world().rank() == 0) portalab::print_to(stderr, "error: {}\n", e.what());
-    return exit_bad_input;
-  } catch (const portalab::OutputError& e) {  // an --out unusable before the run
-    if (portalab::world().rank() == 0) portalab::print_to(stderr, "error: {}\n", e.what());
-    return exit_bad_input;
+    return unshared_error(exit_bad_input, e.what());
+  } catch (const portalab::OutputError& e) {
+    return unshared_error(exit_bad_input, e.what());
   } catch (const std::exception& e) {
     // Printing to a terminal or pipe that a signal said was gone fails too:
     // the signal is the cause, and the files were written before.
     if (const int sig = portalab::interrupt_signal()) return 128 + sig;
-    if (portalab::world().size() > 1) {
-      // Not shared at a gate: the other ranks would wait for this one in
-      // their next collective. MPI ends them all.
-      portalab::print_to(stderr, "error on rank {}: {}; ending every rank\n",
-                         portalab::world().rank(), e.what());
-      portalab::abort_world(exit_unexpected);
-    }
-    portalab::print_to(stderr, "error: {}\n", e.what());
-    return exit_unexpected;
+    return unshared_error(exit_unexpected, e.what());
   }
 }
 

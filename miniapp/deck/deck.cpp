@@ -34,7 +34,7 @@ const std::vector<std::string>& experiment_keys() {
 const std::vector<std::string>& global_keys() {
   static const std::vector<std::string> keys{"dtypes",    "spaces",       "copies", "reps",
                                              "warmups",   "calibrate",    "profile_reps",
-                                             "ranks",     "energy"};
+                                             "ranks",     "energy",       "watchdog_s"};
   return keys;
 }
 
@@ -602,6 +602,10 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       fail(*g->second, fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
     deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
   }
+  if (const auto g = globals.find("watchdog_s"); g != globals.end())
+    deck.watchdog_s = integer(*g->second, "watchdog_s (seconds a rank may wait at a barrier; 0: "
+                                          "no watchdog)",
+                              0);
   std::vector<const toml::node*> copies_nodes;  // of each plan, where given
   for (const auto& entry : tables) {
     // Not a structured binding: clang before 16 cannot capture one in a lambda.

@@ -6,6 +6,7 @@
 //   energy = "on"             # energy, clocks and power of every row: on | off
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
 //   ranks = [1, 2]            # MPI: entries on the first 1, then 2 ranks (default: all)
+//   watchdog_s = 1800         # MPI: seconds a rank may wait at a barrier (ranks/watchdog.hpp)
 //   [vector_poly]             # one table per experiment
 //   sizes = [5_000_000, 1e8]  # or { from = 1e3, to = 1e9, factor = 10 }
 //   dtypes = ["float64", "float32"]
@@ -52,6 +53,9 @@ struct Deck {
   std::string hash;  // "fnv1a64:" and 16 hex digits of the file's bytes
   std::string calibrate = "quick";  // measure the machine's limits first: quick | full | none
   bool energy = true;  // read the energy meters around each repetition (energy.hpp)
+  // The deck's watchdog_s: for entries whose steps outlast the watchdog's
+  // default (ranks/watchdog.hpp); unset: the default.
+  std::optional<int> watchdog_s;
   std::vector<ExperimentPlan> plans;  // in the order the deck lists them
 };
 

@@ -64,6 +64,18 @@ std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_
   return entries;
 }
 
+std::vector<std::string> entry_lines(const std::vector<Entry>& entries) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    std::string line = fmt::format("entry {}: {} reps={} warmups={}", i + 1, e.describe(), e.reps,
+                                   e.warmups);
+    for (const auto& [key, value] : e.parameters) line += fmt::format(" {}={}", key, value);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 std::size_t count_entries(const Deck& deck) {
   std::size_t n = 0;
   for (const auto& p : deck.plans)

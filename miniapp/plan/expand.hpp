@@ -43,5 +43,9 @@ struct Entry {
 std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_size = 1);
 // Their number: the rows a run of the deck produces.
 std::size_t count_entries(const Deck& deck);
+// One line an entry, "entry 3: <describe()> reps=10 warmups=2 chunks=16":
+// all that makes its row what it is, for ranks to compare before a run
+// (ranks/startup.hpp).
+std::vector<std::string> entry_lines(const std::vector<Entry>& entries);
 
 }  // namespace portalab

@@ -1,12 +1,21 @@
 #include "ranks/comm.hpp"
 
+#include "platform/console.hpp"
+#include "ranks/startup.hpp"
+#include "ranks/watchdog.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 #include <sched.h>
 #include <unistd.h>
@@ -52,6 +61,18 @@ bool launched_by_mpi_launcher() {
                         "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+// "rank 2 of 4" as the launcher numbers this process, before MPI can say.
+std::string launcher_rank() {
+  auto first = [](std::initializer_list<const char*> names) -> std::string {
+    for (const char* n : names)
+      if (const char* v = std::getenv(n)) return v;
+    return "?";
+  };
+  return fmt::format("rank {} of {}",
+                     first({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}),
+                     first({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
 }
 
 MPI_Datatype mpi_type(Datatype t) {
@@ -232,6 +253,60 @@ void Comm::recv(void* data, std::size_t count, Datatype type, int peer) const {
   throw std::logic_error(fmt::format("recv: no rank {} without MPI", peer));
 }
 
+#if defined(PORTALAB_HAVE_MPI)
+// Polling for a start-up message: quick at first, then at most every 10 ms
+// (ranks oversubscribing cores must leave them to the ranks still parsing).
+constexpr std::chrono::microseconds first_pause{100}, longest_pause{10000};
+#endif
+
+bool Comm::send_by(const std::string& text, int peer, int tag, Deadline deadline) const {
+#if defined(PORTALAB_HAVE_MPI)
+  if (uses_mpi()) {
+    MPI_Request request;
+    check(MPI_Isend(text.data(), mpi_count(text.size()), MPI_CHAR, peer, tag, m_impl->comm,
+                    &request),
+          "MPI_Isend");
+    for (auto pause = first_pause;; pause = std::min(2 * pause, longest_pause)) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(pause);
+    }
+  }
+#endif
+  (void)text, (void)tag, (void)deadline;
+  throw std::logic_error(fmt::format("send_by: no rank {} without MPI", peer));
+}
+
+bool Comm::receive_by(int peer, int tag, Deadline deadline, int& from, std::string& text) const {
+#if defined(PORTALAB_HAVE_MPI)
+  if (uses_mpi()) {
+    // Probed, not received, until a message is there: a receive posted and
+    // left pending at the deadline would outlive this call.
+    for (auto pause = first_pause;; pause = std::min(2 * pause, longest_pause)) {
+      int there = 0;
+      MPI_Status status;
+      const int source = peer == any_rank ? MPI_ANY_SOURCE : peer;
+      check(MPI_Iprobe(source, tag, m_impl->comm, &there, &status), "MPI_Iprobe");
+      if (there) {
+        int length = 0;
+        MPI_Get_count(&status, MPI_CHAR, &length);
+        text.assign(static_cast<std::size_t>(length), '\0');
+        from = status.MPI_SOURCE;
+        check(MPI_Recv(text.data(), length, MPI_CHAR, from, tag, m_impl->comm, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        return true;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(pause);
+    }
+  }
+#endif
+  (void)tag, (void)deadline, (void)from, (void)text;
+  throw std::logic_error(fmt::format("receive_by: no rank {} without MPI", peer));
+}
+
 const Comm& Comm::first(int k) const {
   if (k < 1 || k > m_size)
     throw std::out_of_range(fmt::format("a group of {} ranks in a world of {}", k, m_size));
@@ -273,13 +348,34 @@ const void* Comm::native() const {
 }
 
 Comm& init_world(int& argc, char**& argv) {
+  startup_began();  // the start-up timeout counts from here
   Comm& w = world_storage();
 #if defined(PORTALAB_HAVE_MPI)
   if (!mpi_started && launched_by_mpi_launcher()) {
     int provided = 0;
-    // Only the main thread calls MPI (OpenMP threads never do).
-    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-      throw std::runtime_error("MPI_Init_thread failed");
+    {
+      // Open MPI's MPI_Init waits for every rank of the job: one that never
+      // calls it (it exited first, or hangs) would hold this one for ever.
+      double limit = default_startup_timeout();
+      try {
+        limit = startup_timeout_seconds();
+      } catch (const std::exception&) {  // said at the agreement, if MPI starts
+      }
+      std::optional<Watchdog> guard;
+      if (limit > 0)
+        guard.emplace(limit, [](const std::string&, double s) {
+          print_to(stderr,
+                   "portalab: {}: MPI did not start within {} s: a rank of this job never "
+                   "called MPI_Init (it exited, failed to start, or hangs before it: see its "
+                   "output); ending this rank. PORTALAB_STARTUP_TIMEOUT_S sets the limit\n",
+                   launcher_rank(), s);
+          std::fflush(stderr);
+          std::_Exit(3);  // the driver's exit code for the unexpected
+        });
+      // Only the main thread calls MPI (OpenMP threads never do).
+      if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        throw std::runtime_error("MPI_Init_thread failed");
+    }
     mpi_started = true;
     // Errors come back as codes (thrown as exceptions, shared at a gate)
     // rather than ending the job from inside the library.

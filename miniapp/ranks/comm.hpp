@@ -8,6 +8,7 @@
 // binary runs as one rank without touching MPI (a login node, a test).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -75,6 +76,16 @@ class Comm {
   void send(const void* data, std::size_t count, Datatype type, int peer) const;
   void recv(void* data, std::size_t count, Datatype type, int peer) const;
 
+  // ---- Start-up (startup.hpp): messages that wait no longer than a deadline ----
+  using Deadline = std::chrono::steady_clock::time_point;
+  static constexpr int any_rank = -1;
+  // Sends `text` to `peer` under `tag`; false when it was not taken by the
+  // deadline (the send stays pending: the caller ends the job).
+  bool send_by(const std::string& text, int peer, int tag, Deadline deadline) const;
+  // A message under `tag` from `peer` (any_rank: whichever comes first), and
+  // the rank that sent it; false when none came by the deadline.
+  bool receive_by(int peer, int tag, Deadline deadline, int& from, std::string& text) const;
+
   // The group of the first k ranks (k <= size()), made once and kept.
   const Comm& first(int k) const;
   // The MPI_Comm, as an opaque handle, for libraries bootstrapped over MPI
@@ -91,7 +102,9 @@ class Comm {
 };
 
 // Starts MPI when a launcher started this process (see above); safe to call
-// once, before Kokkos. Returns the world.
+// once, before Kokkos. Returns the world. Where MPI_Init does not return
+// within the start-up timeout (startup.hpp: a peer never called it), says
+// so and ends this process, exit status 3, which ends the job.
 Comm& init_world(int& argc, char**& argv);
 // The world: one rank until init_world started MPI.
 const Comm& world();

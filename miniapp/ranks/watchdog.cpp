@@ -52,17 +52,23 @@ void Watchdog::watch() {
   }
 }
 
-double watchdog_seconds() {
-  const char* text = std::getenv("PORTALAB_WATCHDOG_S");
-  if (!text || !*text) return 900.0;
+double seconds_from_environment(const char* name, double fallback, std::string_view zero_means) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
   errno = 0;
   char* end = nullptr;
   const double s = std::strtod(text, &end);
   if (errno != 0 || end == text || *end != '\0' || !std::isfinite(s) || s < 0)
-    throw InputError(fmt::format("PORTALAB_WATCHDOG_S={}: expected seconds, a number >= 0 "
-                                 "(0 turns the watchdog off)",
-                                 text));
-  return s;
+    throw InputError(
+        fmt::format("{}={}: expected seconds, a number >= 0 (0 {})", name, text, zero_means));
+  // Months: no limit (a time point that far would overflow the clock).
+  return s > 1e7 ? 0 : s;
+}
+
+double watchdog_seconds(std::optional<int> from_deck) {
+  return seconds_from_environment("PORTALAB_WATCHDOG_S",
+                                  from_deck ? *from_deck : default_watchdog_s,
+                                  "turns the watchdog off");
 }
 
 }  // namespace portalab

@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace portalab {
@@ -42,9 +44,18 @@ class Watchdog {
   std::thread m_thread;
 };
 
-// PORTALAB_WATCHDOG_S: the seconds without a gate after which a multi-rank
-// run is aborted; 0 turns the watchdog off. 900 by default: longer than any
-// one repetition of the shipped decks on a host.
-double watchdog_seconds();
+// The seconds without a gate after which a multi-rank run is aborted; 0
+// turns the watchdog off. PORTALAB_WATCHDOG_S, else the deck's watchdog_s,
+// else the default. Every rank passes a gate before each repetition, so the
+// limit bounds one step (a repetition, or an entry's setup and check) and a
+// rank's wait for its slowest peer: the default leaves the steps of the
+// shipped decks room many times over (docs/several-gpus.md), and a deck
+// whose steps run longer raises it.
+inline constexpr double default_watchdog_s = 300;
+double watchdog_seconds(std::optional<int> from_deck = {});
+
+// A variable of seconds, a number >= 0 (0: `zero_means`; more than months:
+// 0 too): `fallback` where it is unset; InputError naming it otherwise.
+double seconds_from_environment(const char* name, double fallback, std::string_view zero_means);
 
 }  // namespace portalab
