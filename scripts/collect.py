@@ -67,7 +67,8 @@ def markdown(rows):
                  fmt(r["speedup"], ".2f") + "x" if r.get("speedup") else "",
                  fmt(r["gbps"]) if ok else "", fmt(r["gflops"]) if ok else "",
                  r["check"], r["job_id"]]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells)
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

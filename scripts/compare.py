@@ -170,8 +170,9 @@ def compare(base_rows, new_rows, phase, threshold, noise=None, sigmas=SIGMAS):
             table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False))
             continue
         verdict, change = classify(b, n, phase, noise, sigmas)
+        # slower past a double's range (or from 0 ms): no percentage, beyond any threshold
         regressed = verdict == "broken" or (
-            verdict == "slower" and change is not None and change * 100 > threshold)
+            verdict == "slower" and (change is None or change * 100 > threshold))
         regression |= regressed
         table.append((k, b, n, verdict, change, regressed))
     return table, regression
@@ -233,7 +234,8 @@ def main(argv=None):
     except pr.ResultsError as e:
         pr.fail(str(e))
     if not base or not new:
-        pr.fail("nothing to compare: a side has no rows (check --host/--device)")
+        pr.fail(f"{args.base if not base else args.new}: no rows to compare "
+                f"(check --host/--device)")
     noise = Noise(pairs_of(*alike) if args.noise_from else pairs_of(base, new), args.phase,
                   args.min_noise / 100)
     table, regression = compare(base, new, args.phase, args.threshold, noise, args.sigmas)

@@ -36,6 +36,7 @@ later is the mean over the last second: its samples are moved back by --lag
 import argparse
 import bisect
 import csv
+import io
 import datetime
 import os
 import statistics
@@ -106,11 +107,12 @@ def read_samples(path, uuid=None, lag=None):
     """The samples of the GPU with this uuid (all, where the file has no uuid
     column), in time order. lag: seconds to move them back; by default 0 for
     power.draw.instant, AVERAGED_LAG_S for power.draw."""
+    text = pr.read_text(path, "nvidia-smi CSV", errors="replace")  # a FIFO is refused
     try:
-        with open(path, newline="") as f:
-            lines = [row for row in csv.reader(f, skipinitialspace=True) if row]
-    except OSError as e:
-        raise pr.ResultsError(f"{path}: {e.strerror}") from e
+        lines = [row for row in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+                 if row]
+    except csv.Error as e:
+        raise pr.ResultsError(f"{path}: not CSV ({e})") from e
     if not lines:
         raise pr.ResultsError(f"{path}:1: empty: expected nvidia-smi's CSV header")
     # "power.draw [W]" without the unit; nounits leaves it in the header.
@@ -363,10 +365,10 @@ def main(argv=None):
     if bool(args.cost_on) != bool(args.cost_off):
         pr.fail("--cost-on and --cost-off go together")
     try:
-        entries_doc, entries = pr.read_run(args.entries)
-        long_doc, long_rows = pr.read_run(args.long) if args.long else (None, [])
-        cost_on = [pr.read_run(p)[1] for p in args.cost_on]
-        cost_off = [pr.read_run(p)[1] for p in args.cost_off]
+        entries_doc, entries = pr.read_run(args.entries, check=False)
+        long_doc, long_rows = pr.read_run(args.long, check=False) if args.long else (None, [])
+        cost_on = [pr.read_run(p, check=False)[1] for p in args.cost_on]
+        cost_off = [pr.read_run(p, check=False)[1] for p in args.cost_off]
         samples = read_samples(args.samples, run_uuid(entries_doc), args.lag)
     except pr.ResultsError as e:
         pr.fail(str(e))
@@ -397,8 +399,7 @@ def main(argv=None):
                   f"{datetime.date.today().isoformat()}: {summary}. Power from nvidia-smi's "
                   f"{samples.column} every 20 ms{f' (moved back {samples.lag:g} s)' if samples.lag else ''}; "
                   f"tolerance {100 * args.tolerance:g}% ({100 * args.cost_tolerance:g}% for the cost)."]
-        with open(args.markdown, "w") as f:
-            f.write(checks.markdown(header))
+        pr.save(args.markdown, checks.markdown(header))
         print(f"markdown: {args.markdown}")
     return 1 if checks.failed else 0
 

@@ -15,7 +15,6 @@ On the host (the bench's entries of --host-space, or --space if it is a host
 space): gemm native / vendor (BLAS) >= 0.50 at 2048, float32 and float64.
 """
 import argparse
-import json
 import re
 import sys
 
@@ -98,10 +97,12 @@ HOST_SPACES = ("Serial", "OpenMP", "Threads")
 
 def check_bench(path, space, host_space, report):
     try:
-        with open(path) as f:
-            bench = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"kernels_limits: {path}: {e}", file=sys.stderr)
+        bench = pr.read_json(path, "benchmark file")
+    except pr.ResultsError as e:
+        print(f"kernels_limits: {e}", file=sys.stderr)
+        sys.exit(2)
+    if not isinstance(bench, dict):
+        print(f"kernels_limits: {path}: not a benchmark file (not a JSON object)", file=sys.stderr)
         sys.exit(2)
     # Mean real time (ms) per benchmark, by name without the /manual_time tail.
     times = {}

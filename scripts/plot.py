@@ -30,7 +30,6 @@ the newest. Needs matplotlib.
     scripts/plot.py a/results.json b/results.json --out plots --experiment vector_poly --n 1e8
 """
 import argparse
-import io
 import os
 import sys
 
@@ -281,11 +280,10 @@ def plot_experiment(rows, experiment, out, n=None, rate="auto"):
         figures["bandwidth"] = bandwidth_plot(rows, experiment)
     written = []
     for kind, fig in figures.items():
-        path = os.path.join(out, f"{experiment}_{kind}.png")
-        png = io.BytesIO()
-        fig.savefig(png, format="png", dpi=110)
+        path = os.path.join(out, f"{pr.file_name(experiment)}_{kind}.png")
+        data = pr.png(fig, 110)
         plt.close(fig)
-        pr.save(path, png.getvalue())
+        pr.save(path, data)
         written.append(path)
     return written
 
@@ -325,12 +323,7 @@ def main(argv=None):
             if n not in sizes:
                 pr.fail(f"--n {n}: experiment {e} has no passed row of that size "
                         f"(its sizes: {', '.join(map(str, sizes))})")
-    try:
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as e:
-        pr.fail(f"--out {args.out}: cannot make this folder ({e.strerror})")
-    if not os.path.isdir(args.out):
-        pr.fail(f"--out {args.out}: not a folder")
+    pr.out_folder("--out", args.out)
     for e in chosen:
         for path in plot_experiment(rows, e, args.out, n, args.rate):
             print(path)

@@ -160,6 +160,33 @@ def save(path, data):
         fail(f"{path}: cannot write it ({e.strerror or e})")
 
 
+def png(fig, dpi):
+    """A matplotlib figure as PNG bytes, for save()."""
+    import io as _io
+    out = _io.BytesIO()
+    fig.savefig(out, format="png", dpi=dpi)
+    return out.getvalue()
+
+
+def out_folder(option, path):
+    """path made as a folder for a script's files (--out), or one line and
+    exit status 2 (fail()) where it cannot be."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        fail(f"{option} {path}: not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        fail(f"{option} {path}: cannot make this folder ({e.strerror})")
+    return path
+
+
+def file_name(text):
+    """Text from a file (an experiment's name, a space's) as part of a file
+    name: nothing but letters, digits and ._+-, no leading dot, so that a
+    name holding "../" writes nowhere else."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", text).lstrip(".") or "_"
+
+
 def check_version(doc, path, what="results file"):
     """doc, when its schema_version is the one read here; else ResultsError
     in one line naming path and the version, older or newer."""
@@ -526,7 +553,10 @@ def _json_problems(path, doc, kind, what):
         check_version(doc, path, what)
     except ResultsError as e:
         return [str(e)]
-    return [f"{path}: {e}" for e in validate(doc, kind)]
+    problems = validate(doc, kind)
+    # What jsonschema does not check: integers past 64 bits.
+    beyond = None if problems else first_problem(doc, kind)
+    return [f"{path}: {e}" for e in problems + [beyond] * bool(beyond)]
 
 
 def journal_lines(path):
@@ -594,7 +624,14 @@ def file_problems(path):
     except NotAFile:
         raise
     except ResultsError as e:
-        return [str(e)] if name == "results.json" else []
+        # Not JSON as portalab writes it: a problem of a results file, or of
+        # a calibration file when a laxer reading (NaN taken) finds one.
+        try:
+            lax = json.loads(read_text(path, "JSON file"))
+        except (ResultsError, ValueError, RecursionError):
+            lax = None
+        calibration = isinstance(lax, dict) and "calibration" in lax
+        return [str(e)] if name == "results.json" or calibration else []
     if name == "results.json":
         return _json_problems(path, doc, "results", "results file")
     if isinstance(doc, dict) and "calibration" in doc:
@@ -623,9 +660,15 @@ def written_files(paths, newer_than=None):
                 found += [os.path.join(root, n) for n in sorted(names)
                           if n in (JOURNAL, "results.csv") or n.endswith(".json")]
         elif os.path.lexists(p):
+            try:
+                what = not_a_file(os.stat(p).st_mode)
+            except OSError as e:
+                raise NotAFile(f"{p}: cannot read it ({e.strerror})") from e
+            if what:
+                raise NotAFile(f"{p}: {what}, not a file")
             found.append(p)
         else:
-            raise ResultsError(f"{p}: no such file or folder")
+            raise NotAFile(f"{p}: no such file or folder")
     return [f for f in found if newer_than is None or os.lstat(f).st_mtime >= newer_than]
 
 
@@ -744,25 +787,35 @@ def _read_document(path):
 
 def load_document(path):
     """read_document, for a script: a file that cannot be read, or of
-    another schema_version, stops it with one line (fail(): exit status 2)."""
+    another schema_version, stops it with one line (fail(): exit status 2).
+    Its rows are not checked against the schema (read_run() checks them)."""
     try:
         return read_document(path)
     except ResultsError as e:
         fail(str(e))
 
 
-def read_run(path):
-    """(document, flattened rows) of one results.json (or of its run's journal)."""
+def read_run(path, check=True):
+    """(document, flattened rows) of one results.json (or of its run's
+    journal), checked against the schema: the first field that breaks it is
+    a ResultsError naming the file and the field. check=False: only the
+    shape the rows need, for a script whose inputs need not be complete
+    files (energy_check.py)."""
     doc, source = _read_document(path)  # a ResultsError (another version) as it is
     if not isinstance(doc, dict):
         raise ResultsError(f"{source}: not a portalab results.json (not a JSON object)")
     for key in ("provenance", "results"):
         if key not in doc:
             raise ResultsError(f"{source}: not a portalab results.json (no '{key}' in it)")
-    problem = document_problem(doc)
+    problem = document_problem(doc) if check else None
     if problem:
         raise ResultsError(f"{source}: {problem}")
-    return doc, rows_of(path, doc["provenance"], doc["results"])
+    try:
+        return doc, rows_of(path, doc["provenance"], doc["results"])
+    except KeyError as e:
+        raise ResultsError(f"{source}: not a portalab results.json (no {e} in it)") from e
+    except (ValueError, TypeError, AttributeError) as e:
+        raise ResultsError(f"{source}: not a portalab results.json ({e})") from e
 
 
 def document_problem(doc):
@@ -999,7 +1052,13 @@ def finite_number(text):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number") from None
 
 
+def printable(text):
+    """text with its control characters as \\xNN: a name from a file (or a
+    path) cannot retitle or clear the terminal the message is read on."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def fail(message):
     """Bad input: message on stderr, exit status 2 as portalab itself."""
-    print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: {printable(message)}", file=sys.stderr)
     sys.exit(2)

@@ -7,7 +7,6 @@ result (kernel phase) at its declared FLOPs per byte. Needs matplotlib.
 """
 import argparse
 import os
-import sys
 
 import portalab_results as pr
 
@@ -58,16 +57,17 @@ def main():
     doc = pr.load_document(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     if not cal:
-        sys.exit(f"{args.results}: the run was not calibrated (deck calibrate = \"none\" and no "
-                 "--calibration file); nothing to draw ceilings from")
+        pr.fail(f"{args.results}: the run was not calibrated (deck calibrate = \"none\" and no "
+                "--calibration file); nothing to draw ceilings from")
     names = {d["space"]: d.get("name", "") for d in doc["provenance"].get("devices", [])}
-    os.makedirs(args.out, exist_ok=True)
+    pr.out_folder("--out", args.out)
     for limits in cal["spaces"]:
         limits["device"] = names.get(limits["space"], "")
-        path = os.path.join(args.out, f"roofline_{limits['space']}.png")
+        path = os.path.join(args.out, f"roofline_{pr.file_name(limits['space'])}.png")
         fig = roofline(limits, doc["results"], limits["space"])
-        fig.savefig(path, dpi=120)
+        data = pr.png(fig, 120)
         plt.close(fig)
+        pr.save(path, data)
         print(path)
 
 

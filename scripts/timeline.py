@@ -173,8 +173,9 @@ def draw(reports, t0, t1, out, title):
     fig.legend(handles=[Patch(color=COLOURS[k], label=t) for k, t in LEGEND], loc="lower center",
                ncol=len(LEGEND), fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # room for the legend
-    fig.savefig(out, dpi=150)
+    data = pr.png(fig, 150)
     plt.close(fig)
+    pr.save(out, data)
 
 
 def main(argv=None):
@@ -207,7 +208,7 @@ def main(argv=None):
     title = a.title or (", ".join(os.path.basename(r) for r in a.reports)
                         + (f" — {a.range}" if a.range else "")
                         + (f" #{a.occurrence}" if a.occurrence else ""))
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    pr.out_folder("--out's folder", os.path.dirname(os.path.abspath(a.out)))
     draw(reports, t0, t1, a.out, title)
     print(a.out)
     return 0

@@ -15,6 +15,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import portalab_results as pr  # noqa: E402
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -65,9 +68,9 @@ def main():
             print(f"torch all_reduce {args.dtype} {mib} MiB on {world} ranks: {ms:.3f} ms, "
                   f"algbw {algbw:.1f} GB/s, busbw {busbw:.1f} GB/s", flush=True)
     if rank == 0 and args.json:
-        with open(args.json, "w") as f:
-            json.dump({"torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
-                       "ranks": world, "dtype": args.dtype, "sizes": out}, f, indent=2)
+        pr.save(args.json, json.dumps({"torch": torch.__version__,
+                                       "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+                                       "ranks": world, "dtype": args.dtype, "sizes": out}, indent=2))
     dist.destroy_process_group()
     return 0
 

@@ -50,7 +50,7 @@ def main(argv=None):
             pr.fail(str(e))
         bad += bool(problems)
         for p in pr.shown(problems):
-            print(p)
+            print(pr.printable(p))
     print(f"{len(files)} files checked against schema/, {bad} with problems", file=sys.stderr)
     sys.exit(1 if bad else 0)
 

@@ -5,6 +5,8 @@
 # cli_seeds.txt and deep inputs made here; first replays
 # tests/fuzz/regressions/ and the deep inputs. Fails on any crash, leak, timeout or
 # sanitizer report; the input that caused it is kept in build/fuzz/artifacts/.
+# Then the result scripts (tests/scripts/fuzz_scripts.py) on mutated results
+# files for an equal share: any traceback, undocumented exit or hang fails.
 #   tests/fuzz/run_fuzz.sh [SECONDS]   # total for all fuzzers; default 60
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -14,7 +16,7 @@ fuzzers=(fuzz_deck fuzz_set fuzz_cli)
 # Longest input per fuzzer: past each limit (a deck 1 MiB, an override 64
 # KiB) would slow every mutation; deep nesting needs tens of kB.
 declare -A max_len=([fuzz_deck]=262144 [fuzz_set]=70000 [fuzz_cli]=8192)
-per_fuzzer=$((seconds / ${#fuzzers[@]}))
+per_fuzzer=$((seconds / (${#fuzzers[@]} + 1)))  # and the scripts' share
 ((per_fuzzer >= 1)) || per_fuzzer=1
 
 cd "$root"  # presets are found from the source directory
@@ -90,4 +92,14 @@ for fuzzer in "${fuzzers[@]}"; do
     grep -E '^Done' "$work/$fuzzer.log" | sed "s/^/fuzz: $fuzzer: /"
   fi
 done
+# The scripts' files come from a run of the host build's binary where there
+# is one, else from a hand-made run; Debian's python3 has matplotlib.
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+host_binary="$root/build/host/portalab"
+[ -x "$host_binary" ] || host_binary=""
+echo "fuzz: scripts for ${per_fuzzer}s"
+PORTALAB="$host_binary" "$python" "$root/tests/scripts/fuzz_scripts.py" --seconds "$per_fuzzer" \
+  --keep "$artifacts/scripts" >"$work/scripts.log" 2>&1 && tail -n 1 "$work/scripts.log" ||
+  { tail -n 60 "$work/scripts.log"; echo "fuzz: scripts FAILED; the files are in $artifacts/scripts/"; status=1; }
 exit "$status"

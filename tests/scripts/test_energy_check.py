@@ -215,7 +215,7 @@ class CheckTest(Base):
         entries = self.file("e/results.json", doc(row()))
         code, _, err = self.check("--samples", os.path.join(self.tmp, "none.csv"), "--entries", entries)
         self.assertEqual(code, 2)
-        self.assertIn("none.csv: No such file", err)
+        self.assertIn("none.csv: cannot read it (No such file", err)
         code, _, err = self.check("--samples", self.file("t.csv", HEADER + "\nyesterday, GPU-fake, 1, 1, 1, 1\n"),
                                   "--entries", entries)
         self.assertEqual(code, 2)
