@@ -21,6 +21,7 @@
 #include "platform/console.hpp"
 #include "platform/interrupt.hpp"
 #include "deck/kokkos_options.hpp"
+#include "db.hpp"
 #include "list.hpp"
 #include "platform/spaces.hpp"
 #include "platform/tool_guard.hpp"
@@ -708,6 +709,7 @@ int portalab_main(int argc, char** argv) {
   auto* help_cmd = app.add_subcommand("help", "describe portalab, or one command: portalab help run");
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "the command to describe");
+  const auto db_cmd = portalab::add_db_command(app);
 
   const bool root = portalab::world().rank() == 0;
   // Every way out before Kokkos starts meets the other ranks first.
@@ -736,6 +738,16 @@ int portalab_main(int argc, char** argv) {
     return app.exit(e);
   }
   if (!spaces.empty()) overrides.spaces = spaces;
+  // The store is written by one process, never by the ranks of a job.
+  if (portalab::db_command_given(*db_cmd)) {
+    if (kokkos_argc > 1)
+      return bad_input(fmt::format("'{}': cannot apply: `portalab db` does not start Kokkos",
+                                   portalab::shown(kokkos_args[1])));
+    if (portalab::world().size() > 1)
+      return bad_input("`portalab db` runs as one process, not under mpirun or srun: import "
+                       "once, from one task, after the ranks have written their results");
+    return portalab::run_db_command(*db_cmd);
+  }
   // list and help start no Kokkos: an option for it would be ignored.
   if (kokkos_argc > 1 && (*list_cmd || *help_cmd))
     return bad_input(fmt::format(

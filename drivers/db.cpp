@@ -1,0 +1,253 @@
+#include "db.hpp"
+
+#include "platform/interrupt.hpp"
+#include "store/store.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+namespace portalab {
+
+struct DbCommand {
+  CLI::App* db = nullptr;
+  CLI::App *import = nullptr, *history = nullptr, *fleet = nullptr;
+  std::string path;
+  bool json = false;
+  bool quiet = false;
+  double wait_s = 60;
+  std::vector<std::string> import_paths;
+  store::HistoryOptions history_options;
+  store::FleetOptions fleet_options;
+};
+
+namespace {
+
+// Columns padded to their widest cell, the last one left ragged.
+std::string table(const std::vector<std::vector<std::string>>& lines) {
+  std::vector<std::size_t> width;
+  for (const auto& l : lines)
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], l[i].size());
+    }
+  std::string out;
+  for (const auto& l : lines) {
+    std::string line;
+    for (std::size_t i = 0; i < l.size(); ++i)
+      line += i + 1 < l.size() ? fmt::format("{:<{}}  ", l[i], width[i]) : l[i];
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string number(const nlohmann::json& v, const char* spec = "{:.4g}") {
+  return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>()) : "-";
+}
+
+std::string percent(const nlohmann::json& v) {
+  return v.is_number() ? fmt::format("{:+.1f}%", 100 * v.get<double>()) : "";
+}
+
+std::string key_text(const nlohmann::json& k) {
+  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}", k["experiment"].get<std::string>(),
+                     k["variant"].get<std::string>(), k["dtype"].get<std::string>(),
+                     k["n"].get<std::int64_t>(), k["space"].get<std::string>(),
+                     k["copies"].get<std::string>(), k["library"].get<std::string>(),
+                     k["threads"].get<std::int64_t>(), k["machine"].get<std::string>());
+}
+
+std::string changes_text(const nlohmann::json& changes) {
+  if (changes.empty()) return "nothing recorded changed (the same build, clocks and library)";
+  std::string out;
+  for (const auto& c : changes)
+    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c["what"].get<std::string>(),
+                       c["from"].get<std::string>(), c["to"].get<std::string>());
+  return out;
+}
+
+void print_history(const nlohmann::json& h) {
+  std::vector<std::vector<std::string>> lines{{"verdict", "change", "runs", "latest ms", "base ms",
+                                               "experiment", "variant", "dtype", "n", "space", "copies",
+                                               "library", "threads", "machine"}};
+  for (const auto& r : h["rows"]) {
+    const auto& k = r["key"];
+    const auto& runs = r["runs"];
+    lines.push_back({r["verdict"].get<std::string>() + (r.value("regression", false) ? " REGRESSION" : ""),
+                     r.contains("change") ? percent(r["change"]) : "", std::to_string(runs.size()),
+                     number(runs.back()["ms"]), r.contains("base") ? number(r["base"]["ms"]) : "-",
+                     k["experiment"], k["variant"], k["dtype"], std::to_string(k["n"].get<std::int64_t>()),
+                     k["space"], k["copies"], k["library"], std::to_string(k["threads"].get<std::int64_t>()),
+                     k["machine"]});
+  }
+  std::cout << fmt::format("history: {} rows, the last {} runs of each, {} ms; latest run against the "
+                           "earlier ones\n",
+                           h["rows"].size(), h["last"].get<int>(), h["phase"].get<std::string>())
+            << table(lines);
+  const auto& regressions = h["regressions"];
+  std::cout << fmt::format("\nregressions: {}{}\n", regressions.size(),
+                           regressions.empty() ? fmt::format(" (none slower by more than {:g}%)",
+                                                             h["threshold_pct"].get<double>())
+                                               : "");
+  for (const auto& r : regressions)
+    std::cout << fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r["verdict"].get<std::string>(),
+                             percent(r["change"]), key_text(r["key"]),
+                             r["base"]["started_at"].get<std::string>(),
+                             r["runs"].back()["started_at"].get<std::string>(), changes_text(r["changes"]));
+  const auto& noise = h["noise"];
+  std::cout << fmt::format("noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
+                           "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
+                           100 * noise["pooled"].get<double>(), noise["pairs"].get<int>(),
+                           100 * noise["floor"].get<double>(), h["sigmas"].get<double>());
+}
+
+void print_members(const nlohmann::json& members, const char* what) {
+  std::vector<std::vector<std::string>> lines{{what, "host", "model", "quantity", "value", "unit",
+                                               "x median", "reference", "x reference", ""}};
+  for (const auto& m : members) {
+    const std::string id = m["id"].get<std::string>();
+    for (const char* part : {"limits", "rows"})
+      for (const auto& f : m[part])
+        lines.push_back({id, m["host"], m["model"], f["quantity"], number(f["value"]), f["unit"],
+                         f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
+                         f.contains("reference") ? number(f["reference"]) : "-",
+                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-",
+                         m["outlier"].get<bool>() ? "OUTLIER" : ""});
+  }
+  std::cout << table(lines);
+}
+
+void print_fleet(const nlohmann::json& f) {
+  const auto& s = f["selection"];
+  std::cout << fmt::format("fleet: {} runs of {}; each against the median of its model's group{}\n",
+                           s["runs"].get<std::int64_t>(),
+                           s.contains("job") ? fmt::format("job {}", s["job"].get<std::string>())
+                                             : fmt::format("{} .. {}", s["since"].get<std::string>(),
+                                                           s["until"].get<std::string>()),
+                           s["references"].get<std::string>().empty()
+                               ? ""
+                               : fmt::format(" and {}", s["references"].get<std::string>()));
+  std::cout << fmt::format("\nGPUs: {}\n", f["gpus"].size());
+  if (!f["gpus"].empty()) print_members(f["gpus"], "GPU");
+  std::cout << fmt::format("\nnodes: {}\n", f["nodes"].size());
+  if (!f["nodes"].empty()) print_members(f["nodes"], "node");
+  int outliers = 0;
+  std::string reasons;
+  for (const char* part : {"gpus", "nodes"})
+    for (const auto& m : f[part])
+      if (m["outlier"].get<bool>()) {
+        ++outliers;
+        reasons += fmt::format("  {} on {}:\n", m["id"].get<std::string>(), m["host"].get<std::string>());
+        for (const auto& r : m["reasons"]) reasons += fmt::format("    {}\n", r.get<std::string>());
+      }
+  std::cout << fmt::format("\noutliers: {}\n{}", outliers, reasons);
+}
+
+void add_store_option(CLI::App* sub, DbCommand& c) {
+  sub->add_option("--db", c.path,
+                  "the store (one SQLite file); default $PORTALAB_DB, else results/portalab.sqlite");
+}
+
+}  // namespace
+
+std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
+  auto c = std::make_shared<DbCommand>();
+  c->db = app.add_subcommand(
+      "db", "the results store: import runs, their history, the fleet of nodes and GPUs (SQLite)");
+  c->db->require_subcommand(1);
+  c->import = c->db->add_subcommand(
+      "import", "import runs (results.json files, or folders searched for them) into the store");
+  c->import->add_option("paths", c->import_paths, "results folders, trees of them, or results.json files")
+      ->required();
+  add_store_option(c->import, *c);
+  c->import->add_option("--wait", c->wait_s,
+                        "seconds to wait for another import to finish (default 60)")
+      ->check(CLI::Range(0.0, 86400.0));
+  c->import->add_flag("--quiet", c->quiet, "no line per run");
+
+  c->history = c->db->add_subcommand(
+      "history", "each row's runs over time, the latest against the earlier ones, the regressions");
+  add_store_option(c->history, *c);
+  auto& h = c->history_options;
+  c->history->add_option("--machine", h.machine, "only rows of this host name");
+  c->history->add_option("--experiment", h.experiment, "only rows of this experiment");
+  c->history->add_option("--variant", h.variant, "only rows of this variant");
+  c->history->add_option("--dtype", h.dtype, "only rows of this type");
+  c->history->add_option("--space", h.space, "only rows of this execution space");
+  c->history->add_option("--last", h.last, "runs of each row looked at, the latest included (default 20)");
+  c->history->add_option("--phase", h.phase, "h2d, kernel, d2h or total (default)")
+      ->check(CLI::IsMember({"h2d", "kernel", "d2h", "total"}));
+  c->history->add_option("--threshold", h.threshold_pct,
+                         "percent slower that is a regression (default 10)");
+  c->history->add_option("--sigmas", h.sigmas, "run-to-run noise deviations a change must exceed (default 4)");
+  c->history->add_option("--min-noise", h.min_noise, "floor of the run-to-run noise, a fraction (default 0.01)");
+  c->history->add_flag("--json", c->json, "one JSON document instead of tables");
+
+  c->fleet = c->db->add_subcommand(
+      "fleet", "the nodes and GPUs of one job or date range against each other and reference figures");
+  add_store_option(c->fleet, *c);
+  auto& f = c->fleet_options;
+  c->fleet->add_option("--job", f.job, "runs of this Slurm job id (default: the latest job's)");
+  c->fleet->add_option("--since", f.since, "runs started from this date (YYYY-MM-DD[THH:MM:SS], UTC)");
+  c->fleet->add_option("--until", f.until, "runs started up to this date, inclusive");
+  c->fleet->add_option("--row", f.rows,
+                       "rows to set side by side: EXPERIMENT[/VARIANT[/DTYPE[/N]]] (repeatable; default: "
+                       "the largest n of each experiment and variant)");
+  c->fleet->add_option("--tolerance", f.tolerance_pct,
+                       "percent below the group's median that makes an outlier (default 10)");
+  c->fleet->add_option("--references", f.references,
+                       "reference figures, CSV: model,quantity,value,unit,source,date (default: "
+                       "data/reference-figures.csv shipped with portalab)");
+  c->fleet->add_flag("--json", c->json, "one JSON document instead of tables");
+  return c;
+}
+
+bool db_command_given(const DbCommand& command) { return command.db->parsed(); }
+
+int run_db_command(const DbCommand& c) {
+  const std::string path = store::store_path(c.path);
+  try {
+    if (c.import->parsed()) {
+      // A signal rolls the import back at the next run or thousand rows.
+      install_interrupt_handlers();
+      auto db = store::open_store(path, /*write=*/true, c.wait_s);
+      const auto sum = store::import_runs(*db, c.import_paths, c.quiet ? nullptr : &std::cerr);
+      std::cout << fmt::format("{}: imported {} runs ({} rows); {} already there; {} results files found\n",
+                               path, sum.imported, sum.rows, sum.already, sum.found);
+      return 0;
+    }
+    auto db = store::open_store(path, /*write=*/false, c.wait_s);
+    if (c.history->parsed()) {
+      const auto h = store::history(*db, c.history_options);
+      if (c.json)
+        std::cout << h.dump(2) << "\n";
+      else
+        print_history(h);
+      return h["regressions"].empty() ? 0 : 1;
+    }
+    auto options = c.fleet_options;
+    if (options.references.empty()) options.references = store::default_reference_figures();
+    const auto f = store::fleet(*db, options);
+    if (c.json)
+      std::cout << f.dump(2) << "\n";
+    else
+      print_fleet(f);
+    for (const char* part : {"gpus", "nodes"})
+      for (const auto& m : f[part])
+        if (m["outlier"].get<bool>()) return 1;
+    return 0;
+  } catch (const store::StoreError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return e.code;
+  } catch (const Interrupted& e) {
+    fmt::print(stderr, "error: {}: import stopped by {}: nothing of this import was kept, the store "
+                       "holds what it held before\n",
+               path, signal_name(e.signal));
+    return 128 + e.signal;
+  }
+}
+
+}  // namespace portalab

@@ -1,0 +1,143 @@
+#include "store/sqlite.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace portalab::store {
+
+namespace {
+
+constexpr int exit_bad_input = 2;
+constexpr int exit_not_written = 1;
+
+}  // namespace
+
+Connection::Connection(const std::string& path, int flags) : m_path(path) {
+  const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string why = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    throw StoreError(exit_bad_input, fmt::format("{}: cannot open the store: {}", path, why));
+  }
+  sqlite3_extended_result_codes(m_db, 1);
+}
+
+Connection::~Connection() { sqlite3_close_v2(m_db); }
+
+void Connection::fail(int rc, const std::string& doing) const {
+  const std::string detail = sqlite3_errmsg(m_db);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      throw StoreError(exit_not_written,
+                       fmt::format("{}: the store is locked by another writer (another `portalab "
+                                   "db import`?) while {}: try again when it ends, or wait longer "
+                                   "(--wait SECONDS)",
+                                   m_path, doing));
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: not a portalab store: not an SQLite database, or a damaged "
+                                   "one ({}) while {}; give another --db, or move this file away",
+                                   m_path, detail, doing));
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+    case SQLITE_AUTH:
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: cannot write the store ({}) while {}: the file or its "
+                                   "folder is read-only here; give a writable --db",
+                                   m_path, detail, doing));
+    case SQLITE_FULL:
+      throw StoreError(exit_not_written,
+                       fmt::format("{}: the disk is full while {}: nothing of this import was "
+                                   "kept, the store holds what it held before; free space and "
+                                   "import again",
+                                   m_path, doing));
+    case SQLITE_IOERR:
+      throw StoreError(exit_not_written,
+                       fmt::format("{}: an I/O error ({}) while {}: nothing of this import was "
+                                   "kept, the store holds what it held before",
+                                   m_path, detail, doing));
+    default:
+      throw StoreError(exit_not_written, fmt::format("{}: {} while {}", m_path, detail, doing));
+  }
+}
+
+void Connection::exec(const std::string& sql) {
+  char* message = nullptr;
+  const int rc = sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message);
+  sqlite3_free(message);
+  if (rc != SQLITE_OK) fail(rc, fmt::format("running '{}'", sql.substr(0, 60)));
+}
+
+Statement Connection::prepare(const std::string& sql) { return Statement(*this, sql); }
+
+Statement::Statement(Connection& c, const std::string& sql) : m_c(c) {
+  const int rc = sqlite3_prepare_v2(c.handle(), sql.c_str(), -1, &m_s, nullptr);
+  if (rc != SQLITE_OK) c.fail(rc, fmt::format("reading the store ('{}')", sql.substr(0, 60)));
+}
+
+Statement::~Statement() { sqlite3_finalize(m_s); }
+
+Statement& Statement::bind(int i, std::int64_t v) {
+  sqlite3_bind_int64(m_s, i, v);
+  return *this;
+}
+
+Statement& Statement::bind(int i, double v) {
+  // NaN would be stored as NULL anyway; infinities are no measurement.
+  if (std::isfinite(v))
+    sqlite3_bind_double(m_s, i, v);
+  else
+    sqlite3_bind_null(m_s, i);
+  return *this;
+}
+
+Statement& Statement::bind(int i, const std::string& v) {
+  sqlite3_bind_text(m_s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind(int i, const std::optional<double>& v) {
+  return v ? bind(i, *v) : bind_null(i);
+}
+
+Statement& Statement::bind_null(int i) {
+  sqlite3_bind_null(m_s, i);
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(m_s);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  m_c.fail(rc, "writing or reading the store");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Statement::reset() {
+  sqlite3_reset(m_s);
+  sqlite3_clear_bindings(m_s);
+}
+
+std::optional<double> Statement::maybe_real(int col) const {
+  if (null(col)) return std::nullopt;
+  return real(col);
+}
+
+std::string Statement::text(int col) const {
+  const auto* p = sqlite3_column_text(m_s, col);
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<std::size_t>(sqlite3_column_bytes(m_s, col)))
+           : std::string();
+}
+
+}  // namespace portalab::store

@@ -1,0 +1,651 @@
+// The store's file, its schema, and importing runs into it.
+#include "store/store.hpp"
+
+#include "deck/deck.hpp"
+#include "platform/hash.hpp"
+#include "platform/interrupt.hpp"
+#include "results/schema_version.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <unordered_map>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+namespace fs = std::filesystem;
+
+namespace portalab::store {
+
+namespace {
+
+constexpr int exit_bad_input = 2;
+// 'PLAB': tells a portalab store from any other SQLite file.
+constexpr std::int64_t application_id = 0x504c4142;
+// A results.json of 100,000 rows is about 300 MB.
+constexpr std::size_t max_results_bytes = std::size_t{1} << 30;
+
+constexpr const char* schema_sql = R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  path TEXT NOT NULL,
+  imported_at TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  started_unix REAL NOT NULL,
+  machine TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  array_task_id TEXT NOT NULL,
+  deck TEXT NOT NULL,
+  ranks INTEGER NOT NULL,
+  incomplete INTEGER NOT NULL,
+  portalab_version TEXT NOT NULL,
+  kokkos_version TEXT NOT NULL,
+  kokkos_kernels_version TEXT NOT NULL,
+  compiler TEXT NOT NULL,
+  gpu_driver TEXT NOT NULL,
+  cuda_runtime TEXT NOT NULL,
+  cpu_model TEXT NOT NULL,
+  host_blas TEXT NOT NULL);
+CREATE INDEX runs_started ON runs(started_unix);
+CREATE INDEX runs_job ON runs(job_id, started_unix);
+CREATE TABLE provenance(
+  run INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  json TEXT NOT NULL);
+CREATE TABLE gpus(
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  uuid TEXT NOT NULL,
+  pci_bus_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  power_limit_w REAL,
+  applications_sm_mhz REAL,
+  ecc_enabled INTEGER,
+  ecc_errors INTEGER,
+  pcie_width INTEGER,
+  pcie_max_width INTEGER,
+  pcie_generation INTEGER,
+  PRIMARY KEY(run, rank));
+CREATE INDEX gpus_uuid ON gpus(uuid);
+CREATE TABLE limits(
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  space TEXT NOT NULL,
+  host_space INTEGER NOT NULL,
+  gpu_uuid TEXT,
+  quantity TEXT NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  PRIMARY KEY(run, space, quantity));
+CREATE INDEX limits_gpu ON limits(gpu_uuid);
+CREATE TABLE series(
+  id INTEGER PRIMARY KEY,
+  experiment TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  space TEXT NOT NULL,
+  copies TEXT NOT NULL,
+  library TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  machine TEXT NOT NULL,
+  UNIQUE(experiment, variant, dtype, n, space, copies, library, threads, machine));
+CREATE TABLE rows(
+  id INTEGER PRIMARY KEY,
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  series INTEGER NOT NULL REFERENCES series(id),
+  started_unix REAL NOT NULL,
+  ranks INTEGER NOT NULL,
+  check_result TEXT NOT NULL,
+  reps INTEGER,
+  h2d_ms REAL, h2d_min_ms REAL, h2d_max_ms REAL, h2d_std_ms REAL,
+  kernel_ms REAL, kernel_min_ms REAL, kernel_max_ms REAL, kernel_std_ms REAL,
+  d2h_ms REAL, d2h_min_ms REAL, d2h_max_ms REAL, d2h_std_ms REAL,
+  total_ms REAL, total_min_ms REAL, total_max_ms REAL, total_std_ms REAL,
+  bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL);
+CREATE INDEX rows_series ON rows(series, started_unix);
+CREATE INDEX rows_run ON rows(run);
+CREATE TABLE energy(
+  row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
+  gpu_joules_per_rep REAL,
+  cpu_joules_per_rep REAL,
+  power_w REAL,
+  sm_clock_mhz REAL,
+  mem_clock_mhz REAL,
+  temperature_c REAL,
+  throttled INTEGER NOT NULL,
+  reasons TEXT NOT NULL);
+CREATE TABLE rank_rows(
+  row INTEGER NOT NULL REFERENCES rows(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  kernel_ms REAL,
+  total_ms REAL,
+  PRIMARY KEY(row, rank));
+)sql";
+
+// ---- reading a results document, leniently where a field is optional ----
+
+std::string str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return {};
+  const auto it = j.find(key);
+  if (it == j.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
+  return {};
+}
+
+std::optional<double> num(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+const nlohmann::json& obj(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  if (!j.is_object()) return empty;
+  const auto it = j.find(key);
+  return it != j.end() && (it->is_object() || it->is_array()) ? *it : empty;
+}
+
+// The results files under one path given: the file itself, or every
+// results.json in a folder tree (links not followed: a tree of runs holds
+// its runs, not links to others').
+void find_results(const std::string& given, std::vector<std::string>& files,
+                  std::vector<std::string>& unfinished) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(given, ec);
+  if (ec || !fs::exists(status))
+    throw StoreError(exit_bad_input, fmt::format("{}: no such file or folder to import", given));
+  if (fs::is_regular_file(fs::status(given, ec))) {
+    files.push_back(given);
+    return;
+  }
+  if (!fs::is_directory(fs::status(given, ec)))
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: neither a results.json nor a folder of runs", given));
+  std::vector<std::string> here;
+  fs::recursive_directory_iterator it(given, fs::directory_options::none, ec), end;
+  if (ec) throw StoreError(exit_bad_input, fmt::format("{}: cannot read the folder: {}", given, ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec)
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: cannot read the folder: {}", it->path().string(), ec.message()));
+    const auto& entry = *it;
+    if (entry.is_symlink(ec)) continue;
+    const std::string name = entry.path().filename().string();
+    if (name == "results.json" && entry.is_regular_file(ec)) here.push_back(entry.path().string());
+    if (name == "results.jsonl" && entry.is_regular_file(ec) &&
+        !fs::exists(entry.path().parent_path() / "results.json"))
+      unfinished.push_back(entry.path().parent_path().string());
+  }
+  if (here.empty() && unfinished.empty())
+    throw StoreError(exit_bad_input, fmt::format("{}: no results.json in this folder or below it", given));
+  std::sort(here.begin(), here.end());
+  files.insert(files.end(), here.begin(), here.end());
+}
+
+nlohmann::json read_results(const std::string& file) {
+  std::string text;
+  try {
+    text = read_bounded(file, max_results_bytes, "a results file");
+    if (text.size() > max_results_bytes)
+      throw InputError(fmt::format("{}: more than {} bytes; not a results file", file, max_results_bytes));
+    check_json_nesting(text, file, 64);
+  } catch (const InputError& e) {
+    throw StoreError(exit_bad_input, e.what());
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(exit_bad_input, fmt::format("{}: not JSON: {}", file, e.what()));
+  }
+  if (!j.is_object() || !j.contains("provenance") || !j["provenance"].is_object() ||
+      !j.contains("results") || !j["results"].is_array())
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: not a portalab results file (expected an object with "
+                                 "\"provenance\" and \"results\")",
+                                 file));
+  if (j.contains("schema_version") &&
+      !(j["schema_version"].is_number_integer() && j["schema_version"].get<int>() <= schema_version))
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: results of schema_version {}; this portalab reads versions "
+                                 "up to {}: import it with a newer portalab",
+                                 file, j["schema_version"].dump(), schema_version));
+  return j;
+}
+
+// A row's field that names it: a string, or a whole number for n and threads.
+std::string key_text(const nlohmann::json& row, const char* key, const std::string& file, std::size_t i) {
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_string())
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: row {}: \"{}\" missing or not a string", file, i, key));
+  return it->get<std::string>();
+}
+
+std::int64_t key_integer(const nlohmann::json& row, const char* key, const std::string& file, std::size_t i) {
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_number_integer())
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: row {}: \"{}\" missing or not a whole number", file, i, key));
+  return it->get<std::int64_t>();
+}
+
+class Importer {
+ public:
+  explicit Importer(Connection& db)
+      : m_db(db),
+        m_run(db.prepare(
+            "INSERT INTO runs(run_id, path, imported_at, started_at, started_unix, machine, job_id, "
+            "array_task_id, deck, ranks, incomplete, portalab_version, kokkos_version, "
+            "kokkos_kernels_version, compiler, gpu_driver, cuda_runtime, cpu_model, host_blas) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        m_known(db.prepare("SELECT 1 FROM runs WHERE run_id = ?")),
+        m_provenance(db.prepare("INSERT INTO provenance(run, json) VALUES(?,?)")),
+        m_gpu(db.prepare(
+            "INSERT OR REPLACE INTO gpus(run, rank, host, uuid, pci_bus_id, name, power_limit_w, "
+            "applications_sm_mhz, ecc_enabled, ecc_errors, pcie_width, pcie_max_width, "
+            "pcie_generation) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        m_limit(db.prepare(
+            "INSERT OR REPLACE INTO limits(run, space, host_space, gpu_uuid, quantity, value, unit) "
+            "VALUES(?,?,?,?,?,?,?)")),
+        m_series_find(db.prepare(
+            "SELECT id FROM series WHERE experiment=? AND variant=? AND dtype=? AND n=? AND space=? "
+            "AND copies=? AND library=? AND threads=? AND machine=?")),
+        m_series_add(db.prepare(
+            "INSERT INTO series(experiment, variant, dtype, n, space, copies, library, threads, "
+            "machine) VALUES(?,?,?,?,?,?,?,?,?)")),
+        m_row(db.prepare(
+            "INSERT INTO rows(run, series, started_unix, ranks, check_result, reps, h2d_ms, "
+            "h2d_min_ms, h2d_max_ms, h2d_std_ms, kernel_ms, kernel_min_ms, kernel_max_ms, "
+            "kernel_std_ms, d2h_ms, d2h_min_ms, d2h_max_ms, d2h_std_ms, total_ms, total_min_ms, "
+            "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        m_energy(db.prepare(
+            "INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
+            "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
+            "VALUES(?,?,?,?,?,?,?,?,?)")),
+        m_rank_row(db.prepare(
+            "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")) {}
+
+  // false: the store held this run already.
+  bool add(const std::string& file, const nlohmann::json& doc, std::int64_t& rows) {
+    const auto& p = doc["provenance"];
+    const std::string id = run_id_of(p);
+    m_known.bind(1, id);
+    const bool known = m_known.step();
+    m_known.reset();
+    if (known) return false;
+
+    const auto& host = obj(p, "host");
+    const auto& slurm = obj(p, "slurm");
+    const auto& build = obj(p, "build");
+    const std::string started_at = str(p, "started_at");
+    std::optional<double> started = unix_time(started_at);
+    if (!started) {  // files before started_at: when the file was written
+      std::error_code ec;
+      const auto t = fs::last_write_time(file, ec);
+      started = ec ? 0.0
+                   : std::chrono::duration<double>(
+                         std::chrono::file_clock::to_sys(t).time_since_epoch())
+                         .count();
+    }
+    std::string driver, runtime;
+    for (const auto& d : obj(p, "devices"))
+      if (d.is_object() && d.contains("cuda_driver")) {
+        driver = str(d, "cuda_driver");
+        runtime = str(d, "cuda_runtime");
+      }
+    const auto& summary = obj(doc, "summary");
+    const bool incomplete = summary.contains("incomplete") || summary.contains("interrupted");
+    const auto& ranks = obj(p, "ranks");
+    std::string blas = str(obj(host, "blas_kernels"), "library");
+    if (blas.empty()) blas = str(host, "blas");
+    const std::string machine = str(host, "hostname");
+    m_run.bind(1, id)
+        .bind(2, fs::absolute(file).parent_path().string())
+        .bind(3, iso8601(static_cast<double>(std::time(nullptr))))
+        .bind(4, started_at)
+        .bind(5, *started)
+        .bind(6, machine)
+        .bind(7, str(slurm, "job_id"))
+        .bind(8, str(slurm, "array_task_id"))
+        .bind(9, str(obj(p, "deck"), "path"))
+        .bind(10, static_cast<std::int64_t>(std::max<std::size_t>(1, ranks.size())))
+        .bind(11, incomplete ? 1 : 0)
+        .bind(12, str(obj(p, "portalab"), "git_commit"))
+        .bind(13, str(obj(p, "kokkos"), "version"))
+        .bind(14, str(obj(p, "kokkos_kernels"), "version"))
+        .bind(15, fmt::format("{} {}", str(build, "compiler_id"), str(build, "compiler_version")))
+        .bind(16, driver)
+        .bind(17, runtime)
+        .bind(18, str(host, "cpu_model"))
+        .bind(19, blas)
+        .run();
+    const std::int64_t run = m_db.last_id();
+    m_provenance.bind(1, run).bind(2, p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).run();
+
+    // Each rank's GPU (provenance.ranks), or the devices of a run without them.
+    std::string rank0_gpu;
+    auto add_gpu = [&](int rank, const std::string& rank_host, const nlohmann::json& device,
+                       const nlohmann::json& settings) {
+      const std::string uuid = str(device, "uuid");
+      if (uuid.empty()) return;
+      if (rank == 0) rank0_gpu = uuid;
+      auto integer = [&](const char* key) -> std::optional<double> { return num(settings, key); };
+      m_gpu.bind(1, run).bind(2, rank).bind(3, rank_host).bind(4, uuid)
+          .bind(5, str(device, "pci_bus_id")).bind(6, str(device, "name"))
+          .bind(7, num(settings, "power_limit_w")).bind(8, num(settings, "applications_sm_mhz"));
+      if (settings.contains("ecc") && settings["ecc"].is_boolean())
+        m_gpu.bind(9, settings["ecc"].get<bool>() ? 1 : 0);
+      m_gpu.bind(10, integer("ecc_uncorrected_errors"))
+          .bind(11, integer("pcie_link_width"))
+          .bind(12, integer("pcie_link_max_width"))
+          .bind(13, integer("pcie_link_generation"))
+          .run();
+    };
+    bool any_rank = false;
+    for (const auto& r : ranks) {
+      if (!r.is_object() || !r.contains("device")) continue;
+      any_rank = true;
+      add_gpu(static_cast<int>(num(r, "rank").value_or(0)), str(r, "host"), obj(r, "device"),
+              obj(obj(r, "energy"), "gpu"));
+    }
+    if (!any_rank)
+      for (const auto& d : obj(p, "devices"))
+        if (d.is_object() && d.contains("uuid")) {
+          add_gpu(0, machine, d, obj(obj(p, "energy"), "gpu"));
+          break;
+        }
+
+    // Calibrated limits: a host space's are the node's, a GPU space's the
+    // GPU of the rank that wrote the file.
+    for (const auto& s : obj(obj(p, "calibration"), "spaces")) {
+      const std::string space = str(s, "space");
+      if (space.empty()) continue;
+      const bool host_space = s.value("host", false);
+      auto limit = [&](const std::string& quantity, std::optional<double> v, const char* unit) {
+        if (!v || *v <= 0) return;
+        m_limit.bind(1, run).bind(2, space).bind(3, host_space ? 1 : 0);
+        if (host_space || rank0_gpu.empty())
+          m_limit.bind_null(4);
+        else
+          m_limit.bind(4, rank0_gpu);
+        m_limit.bind(5, quantity).bind(6, *v).bind(7, unit).run();
+      };
+      for (const char* q : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
+                            "read_gbps"})
+        limit(q, num(s, q), "GB/s");
+      limit("launch_us", num(s, "launch_us"), "us");
+      for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
+        if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
+      for (const auto& [kind, t] : obj(s, "transfers").items())
+        limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+    }
+
+    const auto& results = doc["results"];
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      if (!r.is_object())
+        throw StoreError(exit_bad_input, fmt::format("{}: row {}: not an object", file, i));
+      const std::int64_t series = series_of(r, machine, file, i);
+      m_row.bind(1, run).bind(2, series).bind(3, *started)
+          .bind(4, static_cast<std::int64_t>(num(r, "ranks").value_or(1)))
+          .bind(5, str(r, "check"));
+      if (const auto reps = num(r, "reps")) m_row.bind(6, static_cast<std::int64_t>(*reps));
+      int col = 7;
+      const auto& stats = obj(r, "stats");
+      for (const char* phase : {"h2d", "kernel", "d2h", "total"}) {
+        const auto& st = obj(stats, phase);
+        m_row.bind(col, num(r, (std::string(phase) + "_ms").c_str()));
+        m_row.bind(col + 1, num(st, "min_ms")).bind(col + 2, num(st, "max_ms")).bind(col + 3, num(st, "std_ms"));
+        col += 4;
+      }
+      m_row.bind(col, num(r, "bytes")).bind(col + 1, num(r, "flops")).bind(col + 2, num(r, "gbps"))
+          .bind(col + 3, num(r, "gflops")).bind(col + 4, num(r, "pct_of_limit"));
+      m_row.run();
+      const std::int64_t row = m_db.last_id();
+      add_energy(row, obj(r, "energy"));
+      for (const auto& pr : obj(r, "per_rank"))
+        if (pr.is_object() && num(pr, "rank"))
+          m_rank_row.bind(1, row).bind(2, static_cast<std::int64_t>(*num(pr, "rank")))
+              .bind(3, num(pr, "kernel_ms")).bind(4, num(pr, "total_ms")).run();
+      ++rows;
+      if ((i & 1023) == 1023) throw_if_interrupted();
+    }
+    return true;
+  }
+
+ private:
+  std::int64_t series_of(const nlohmann::json& r, const std::string& machine, const std::string& file,
+                         std::size_t i) {
+    const std::string experiment = key_text(r, "experiment", file, i),
+                      variant = key_text(r, "variant", file, i), dtype = key_text(r, "dtype", file, i),
+                      space = key_text(r, "space", file, i), copies = key_text(r, "copies", file, i);
+    const std::int64_t n = key_integer(r, "n", file, i);
+    const std::string library = str(r, "library");
+    const std::int64_t threads = r.contains("threads") && r["threads"].is_number_integer()
+                                     ? r["threads"].get<std::int64_t>()
+                                     : 0;
+    const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", experiment,
+                                        variant, dtype, n, space, copies, library, threads, machine);
+    if (const auto it = m_series.find(key); it != m_series.end()) return it->second;
+    auto bind = [&](Statement& s) {
+      s.bind(1, experiment).bind(2, variant).bind(3, dtype).bind(4, n).bind(5, space)
+          .bind(6, copies).bind(7, library).bind(8, threads).bind(9, machine);
+    };
+    bind(m_series_find);
+    std::int64_t id = 0;
+    if (m_series_find.step()) {
+      id = m_series_find.integer(0);
+      m_series_find.reset();
+    } else {
+      m_series_find.reset();
+      bind(m_series_add);
+      m_series_add.run();
+      id = m_db.last_id();
+    }
+    m_series.emplace(key, id);
+    return id;
+  }
+
+  void add_energy(std::int64_t row, const nlohmann::json& e) {
+    const auto& gpu = obj(e, "gpu");
+    const auto& cpu = obj(e, "cpu");
+    const bool gpu_read = gpu.is_object() && !gpu.empty() && !gpu.contains("not_available");
+    const bool cpu_read = cpu.is_object() && !cpu.empty() && !cpu.contains("not_available");
+    const bool clocks = num(e, "sm_clock_mhz").has_value();
+    if (!gpu_read && !cpu_read && !clocks) return;
+    std::string reasons;
+    for (const auto& r : obj(e, "clock_event_reasons"))
+      if (r.is_string()) reasons += (reasons.empty() ? "" : ",") + r.get<std::string>();
+    m_energy.bind(1, row)
+        .bind(2, gpu_read ? num(gpu, "joules_per_rep") : std::nullopt)
+        .bind(3, cpu_read ? num(cpu, "joules_per_rep") : std::nullopt)
+        .bind(4, num(e, "power_w"))
+        .bind(5, num(e, "sm_clock_mhz"))
+        .bind(6, num(e, "mem_clock_mhz"))
+        .bind(7, num(e, "temperature_c"))
+        .bind(8, e.value("throttled", false) ? 1 : 0)
+        .bind(9, reasons)
+        .run();
+  }
+
+  Connection& m_db;
+  Statement m_run, m_known, m_provenance, m_gpu, m_limit, m_series_find, m_series_add, m_row,
+      m_energy, m_rank_row;
+  std::unordered_map<std::string, std::int64_t> m_series;
+};
+
+// The first bytes of every SQLite 3 database.
+bool looks_like_sqlite(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  if (in.gcount() == 0) return true;  // empty: SQLite makes it a database
+  return in.gcount() == 16 && std::string_view(head, 16) == std::string_view("SQLite format 3\0", 16);
+}
+
+std::int64_t pragma(Connection& db, const std::string& name) {
+  auto s = db.prepare("PRAGMA " + name);
+  return s.step() ? s.integer(0) : 0;
+}
+
+}  // namespace
+
+std::string store_path(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("PORTALAB_DB"); env && *env) return env;
+  return "results/portalab.sqlite";
+}
+
+std::string run_id_of(const nlohmann::json& provenance) {
+  return fmt::format("fnv1a64:{:016x}",
+                     fnv1a64(provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
+std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s) {
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (exists && !fs::is_regular_file(path, ec))
+    throw StoreError(exit_bad_input, fmt::format("{}: not a file; the store is one SQLite file", path));
+  if (!exists && !write)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: no store here: import runs first (`portalab db import "
+                                 "RESULTS_FOLDER --db {}`), or give --db or PORTALAB_DB",
+                                 path, path));
+  if (exists && !looks_like_sqlite(path))
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: not a portalab store: not an SQLite database; give another "
+                                 "--db, or move this file away",
+                                 path));
+  if (!exists) {
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::exists(parent, ec) && !fs::create_directories(parent, ec) && ec)
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: cannot make its folder: {}", path, ec.message()));
+  }
+  auto db = std::make_unique<Connection>(
+      path, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
+  sqlite3_busy_timeout(db->handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
+  if (write && sqlite3_db_readonly(db->handle(), "main") == 1)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: the store is read-only here (its permissions); give a "
+                                 "writable --db",
+                                 path));
+  db->exec("PRAGMA foreign_keys = ON");
+  const std::int64_t version = pragma(*db, "user_version");
+  const std::int64_t app = pragma(*db, "application_id");
+  auto tables = db->prepare("SELECT count(*) FROM sqlite_master");
+  const std::int64_t count = tables.step() ? tables.integer(0) : 0;
+  if (app != application_id && (count > 0 || version != 0))
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: an SQLite database, but not a portalab store (none of "
+                                 "portalab's schema): give another --db",
+                                 path));
+  if (version > store_schema_version)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: a store of schema version {}; this portalab reads versions "
+                                 "up to {}: use the newer portalab that wrote it",
+                                 path, version, store_schema_version));
+  if (app == application_id && version < 1)
+    throw StoreError(exit_bad_input, fmt::format("{}: a portalab store without a schema version: damaged", path));
+  if (count == 0 && app != application_id) {
+    if (!write)
+      throw StoreError(exit_bad_input, fmt::format("{}: an empty store: import runs first", path));
+    // Made once: another writer may be making it at the same time.
+    db->exec("BEGIN IMMEDIATE");
+    try {
+      if (pragma(*db, "application_id") != application_id) {
+        db->exec(schema_sql);
+        db->exec(fmt::format("PRAGMA application_id = {}", application_id));
+        db->exec(fmt::format("PRAGMA user_version = {}", store_schema_version));
+      }
+      db->exec("COMMIT");
+    } catch (...) {
+      sqlite3_exec(db->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
+  return db;
+}
+
+ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths, std::ostream* progress) {
+  ImportSummary sum;
+  std::vector<std::string> files, unfinished;
+  for (const auto& p : paths) find_results(p, files, unfinished);
+  for (const auto& u : unfinished)
+    if (progress)
+      *progress << fmt::format("skipped {}: a run not finished (results.jsonl without results.json)\n", u);
+  sum.found = static_cast<int>(files.size());
+  // One writer at a time: the write lock is taken at once, and waited for
+  // (the busy timeout) where another import holds it.
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    Importer importer(db);
+    for (const auto& file : files) {
+      throw_if_interrupted();
+      const nlohmann::json doc = read_results(file);
+      std::int64_t rows = 0;
+      if (importer.add(file, doc, rows)) {
+        ++sum.imported;
+        sum.rows += rows;
+        if (progress) *progress << fmt::format("imported {} ({} rows)\n", file, rows);
+      } else {
+        ++sum.already;
+        if (progress) *progress << fmt::format("already in the store: {}\n", file);
+      }
+    }
+    throw_if_interrupted();
+    db.exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  return sum;
+}
+
+std::optional<double> unix_time(const std::string& iso, bool end_of_day) {
+  int y = 0, m = 0, d = 0, hh = 0, mm = 0, ss = 0;
+  const int got = std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &m, &d, &hh, &mm, &ss);
+  if (got != 3 && got != 6) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = m - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = hh;
+  tm.tm_min = mm;
+  tm.tm_sec = ss;
+  return static_cast<double>(timegm(&tm)) + (got == 3 && end_of_day ? 86400.0 : 0.0);
+}
+
+std::string iso8601(double unix_s) {
+  const auto t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string default_reference_figures() {
+  std::vector<fs::path> candidates{fs::path(PORTALAB_SOURCE_DIR) / "data/reference-figures.csv"};
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    candidates.push_back(self.parent_path().parent_path() / "share/portalab/data/reference-figures.csv");
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c, ec)) return c.string();
+  return {};
+}
+
+}  // namespace portalab::store

@@ -1,0 +1,101 @@
+#include "store/verdict.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace portalab::store {
+
+namespace {
+
+double median_of(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+std::optional<int> decade(double ms) {
+  if (!(ms > 0)) return std::nullopt;
+  return static_cast<int>(std::floor(std::log10(ms)));
+}
+
+// Relative standard error of the median, from the repetitions.
+double median_se(const Measure& m) {
+  if (!m.std_ms || !m.ms || !m.reps || *m.ms <= 0 || *m.std_ms == 0 || *m.reps == 0) return 0.0;
+  return 1.2533 * *m.std_ms / *m.ms / std::sqrt(*m.reps);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+double robust_sigma(std::vector<double> xs) {
+  const double med = median_of(xs);
+  for (double& x : xs) x = std::abs(x - med);
+  return 1.4826 * median_of(xs);
+}
+
+Noise::Noise(const std::vector<std::pair<double, double>>& pairs, double floor) : m_floor(floor) {
+  std::map<int, std::vector<double>> by_decade;
+  std::vector<double> every;
+  for (const auto& [b, n] : pairs) {
+    if (!(b > 0) || !(n > 0) || !std::isfinite(n / b) || n / b <= 0) continue;
+    const double x = std::log(n / b);
+    every.push_back(x);
+    by_decade[*decade(b)].push_back(x);
+  }
+  m_pooled = every.size() >= 2 ? robust_sigma(every) : 0.0;
+  m_count = static_cast<int>(every.size());
+  for (const auto& [d, xs] : by_decade)
+    if (static_cast<int>(xs.size()) >= min_group) m_by_decade[d] = robust_sigma(xs);
+}
+
+double Noise::sigma(double base_ms) const {
+  const auto d = decade(base_ms);
+  if (!d || m_by_decade.empty()) return std::max(m_floor, m_pooled);
+  if (const auto it = m_by_decade.find(*d); it != m_by_decade.end()) return std::max(m_floor, it->second);
+  int near = std::numeric_limits<int>::max();
+  for (const auto& [k, s] : m_by_decade) near = std::min(near, std::abs(k - *d));
+  double s = 0;
+  for (const auto& [k, v] : m_by_decade)
+    if (std::abs(k - *d) == near) s = std::max(s, v);
+  return std::max(m_floor, s);
+}
+
+std::pair<std::string, std::optional<double>> classify(const Measure& base, const Measure& now,
+                                                       std::optional<double> noise_sigma,
+                                                       double sigmas) {
+  if (base.check == "PASS" && now.check != "PASS") return {"broken", std::nullopt};
+  if (base.check != "PASS" || now.check != "PASS") return {lower(now.check), std::nullopt};
+  if (!base.ms || !now.ms) return {"same", std::nullopt};
+  const double b = *base.ms, n = *now.ms;
+  std::optional<double> change;
+  if (b > 0 && std::isfinite((n - b) / b)) change = (n - b) / b;
+  double ranges[4] = {b, b, n, n};
+  if (base.min_ms && base.max_ms && now.min_ms && now.max_ms) {
+    ranges[0] = *base.min_ms;
+    ranges[1] = *base.max_ms;
+    ranges[2] = *now.min_ms;
+    ranges[3] = *now.max_ms;
+  }
+  std::string verdict;
+  if (ranges[3] < ranges[0])
+    verdict = "faster";
+  else if (ranges[2] > ranges[1])
+    verdict = "slower";
+  else
+    return {"same", change};
+  if (noise_sigma && b > 0 && n > 0 && std::isfinite(n / b)) {
+    const double spread = std::sqrt(*noise_sigma * *noise_sigma + median_se(base) * median_se(base) +
+                                    median_se(now) * median_se(now));
+    if (std::abs(std::log(n / b)) <= sigmas * spread) return {"same", change};
+  }
+  return {verdict, change};
+}
+
+}  // namespace portalab::store

@@ -1,0 +1,54 @@
+// Whether a row got faster, slower or stayed the same, as
+// scripts/compare.py decides for two files (its docstring says why): the
+// repetitions' ranges must not overlap, and the change of the median must
+// exceed `sigmas` times the run-to-run noise combined with each side's
+// standard error of the median. tests/scripts/test_store.py holds both to
+// the same cases.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace portalab::store {
+
+constexpr double default_sigmas = 4.0;
+constexpr double default_min_noise = 0.01;
+constexpr int min_group = 12;  // entries a decade needs for a noise of its own
+
+// One side of a comparison: a row's check and one phase's statistics.
+struct Measure {
+  std::string check;
+  std::optional<double> ms, min_ms, max_ms, std_ms;
+  std::optional<double> reps;
+};
+
+// The run-to-run noise of one phase (relative, as a log deviation), per
+// decade of the base time, from pairs (base ms, new ms) of passing rows.
+class Noise {
+ public:
+  Noise(const std::vector<std::pair<double, double>>& pairs, double floor = default_min_noise);
+  double sigma(double base_ms) const;
+  double pooled() const { return m_pooled; }
+  int count() const { return m_count; }
+  const std::map<int, double>& by_decade() const { return m_by_decade; }
+  double floor() const { return m_floor; }
+
+ private:
+  double m_floor, m_pooled = 0;
+  int m_count = 0;
+  std::map<int, double> m_by_decade;
+};
+
+double robust_sigma(std::vector<double> xs);
+
+// compare.py's classify: ("faster"|"slower"|"same"|"broken"|the new check in
+// lower case, relative change of the median). noise_sigma: the run-to-run
+// noise for this entry; none: the repetitions' spread alone decides.
+std::pair<std::string, std::optional<double>> classify(const Measure& base, const Measure& now,
+                                                       std::optional<double> noise_sigma,
+                                                       double sigmas = default_sigmas);
+
+}  // namespace portalab::store
