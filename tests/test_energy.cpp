@@ -239,6 +239,11 @@ TEST(Energy, TheProvenanceRecordsWhatBoundsTheGpusClocks) {
   EXPECT_EQ(gpu["persistence_mode"], true);
   EXPECT_EQ(gpu["ecc"], true);
   EXPECT_EQ(gpu["energy_counter"], true);
+  // What `portalab db fleet` sets beside its peers'.
+  EXPECT_EQ(gpu["ecc_uncorrected_errors"], 0);
+  EXPECT_EQ(gpu["pcie_link_width"], 16);
+  EXPECT_EQ(gpu["pcie_link_max_width"], 16);
+  EXPECT_EQ(gpu["pcie_link_generation"], 5);
 }
 
 TEST(Energy, AClockEventReasonThatHoldsClocksDownFlagsTheRow) {

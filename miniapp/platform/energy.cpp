@@ -101,6 +101,10 @@ struct GpuMeter::Library {
   nvmlReturn_t (*applications_clock)(nvmlDevice_t, int, unsigned*) = nullptr;
   nvmlReturn_t (*persistence)(nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*ecc)(nvmlDevice_t, int*, int*) = nullptr;
+  nvmlReturn_t (*ecc_errors)(nvmlDevice_t, int, int, unsigned long long*) = nullptr;
+  nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie_generation)(nvmlDevice_t, unsigned*) = nullptr;
 
   ~Library() {
     if (initialised && shutdown) shutdown();
@@ -150,6 +154,10 @@ std::unique_ptr<GpuMeter> GpuMeter::open(const std::string& uuid, const std::str
   lib->bind(lib->applications_clock, {"nvmlDeviceGetApplicationsClock"});
   lib->bind(lib->persistence, {"nvmlDeviceGetPersistenceMode"});
   lib->bind(lib->ecc, {"nvmlDeviceGetEccMode"});
+  lib->bind(lib->ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
+  lib->bind(lib->pcie_width, {"nvmlDeviceGetCurrPcieLinkWidth"});
+  lib->bind(lib->pcie_max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
+  lib->bind(lib->pcie_generation, {"nvmlDeviceGetCurrPcieLinkGeneration"});
   if (!lib->init || !lib->shutdown) {
     why_not = fmt::format("{} is no NVML: it has no nvmlInit_v2", path);
     return nullptr;
@@ -225,6 +233,18 @@ nlohmann::json GpuMeter::settings() {
     j["ecc"] = mode != 0;
     j["ecc_pending"] = pending != 0;
   }
+  // What tells one GPU of a node from its peers (`portalab db fleet`):
+  // uncorrected ECC errors since the driver loaded, and the PCIe link as
+  // trained (a link narrower than it can be halves host copies).
+  constexpr int uncorrected = 1, volatile_count = 0;
+  unsigned long long errors = 0;
+  if (mode != 0 && n.ecc_errors &&
+      n.ecc_errors(m_device, uncorrected, volatile_count, &errors) == nvml_success)
+    j["ecc_uncorrected_errors"] = errors;
+  if (n.pcie_width && n.pcie_width(m_device, &v) == nvml_success) j["pcie_link_width"] = v;
+  if (n.pcie_max_width && n.pcie_max_width(m_device, &v) == nvml_success) j["pcie_link_max_width"] = v;
+  if (n.pcie_generation && n.pcie_generation(m_device, &v) == nvml_success)
+    j["pcie_link_generation"] = v;
   j["energy_counter"] = energy_j().has_value();
   if (!m_energy_why_not.empty()) j["energy_not_available"] = m_energy_why_not;
   return j;
