@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace {
@@ -165,6 +168,22 @@ TEST(Parameters, NamedChoicesReadAsTheDeckGivesThem) {
   EXPECT_EQ(portalab::to_string(chunks, "copy_overlap"), "chunks=16");
   EXPECT_EQ(portalab::parameters_json(chunks, "copy_overlap")["chunks"], 16);
   EXPECT_EQ(portalab::to_string(strong), "scaling=0");  // no experiment: the number
+}
+
+// A failed check's error can be infinite: the CSV holds no number there, as
+// the JSON holds null (the schema allows a number or nothing).
+TEST(Csv, NonFiniteNumbersAreEmptyCells) {
+  portalab::Result r;
+  r.experiment = "vector_poly";
+  r.check.rel_error = std::numeric_limits<double>::infinity();
+  const auto header = portalab::csv_header();
+  const auto row = portalab::csv_row(r);
+  const auto at = std::find(header.begin(), header.end(), "rel_error") - header.begin();
+  ASSERT_LT(static_cast<std::size_t>(at), row.size());
+  EXPECT_EQ(row[at], "");
+  EXPECT_TRUE(portalab::to_json(r)["rel_error"].is_null());
+  r.check.rel_error = std::nan("");
+  EXPECT_EQ(portalab::csv_row(r)[at], "");
 }
 
 TEST(Summaries, MedianMinMaxAndSampleStdDev) {

@@ -116,7 +116,8 @@ OutputFolder::OutputFolder(OutputFolder&& other) noexcept
 }
 
 std::string OutputFolder::path_of(std::string_view name) const {
-  return (fs::path(m_path) / name).string();
+  // A file given without a folder is named as it was given.
+  return m_path == "." ? std::string(name) : (fs::path(m_path) / name).string();
 }
 
 bool OutputFolder::has_file(std::string_view name) const {

@@ -486,7 +486,8 @@ std::string csv_value(const Value& v) {
         else if constexpr (std::is_same_v<X, std::int64_t>)
           return std::to_string(x);
         else if constexpr (std::is_same_v<X, double>)
-          return fmt::format("{:.9g}", x);
+          // No number (a failed check's infinite error): empty, as JSON's null.
+          return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string();
         else if constexpr (std::is_same_v<X, std::string>)
           return csv_quote(x);
         else
