@@ -1,6 +1,8 @@
 #include "db.hpp"
 
+#include "platform/console.hpp"
 #include "platform/interrupt.hpp"
+#include "platform/text.hpp"
 #include "store/store.hpp"
 
 #include <fmt/format.h>
@@ -240,12 +242,12 @@ int run_db_command(const DbCommand& c) {
         if (m["outlier"].get<bool>()) return 1;
     return 0;
   } catch (const store::StoreError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    print_to(stderr, "error: {}\n", e.what());
     return e.code;
   } catch (const Interrupted& e) {
-    fmt::print(stderr, "error: {}: import stopped by {}: nothing of this import was kept, the store "
-                       "holds what it held before\n",
-               path, signal_name(e.signal));
+    print_to(stderr, "error: {}: import stopped by {}: nothing of this import was kept, the store "
+                     "holds what it held before\n",
+             shown(path), signal_name(e.signal));
     return 128 + e.signal;
   }
 }

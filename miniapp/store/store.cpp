@@ -2,6 +2,7 @@
 #include "store/store.hpp"
 
 #include "deck/deck.hpp"
+#include "platform/files.hpp"
 #include "platform/hash.hpp"
 #include "platform/interrupt.hpp"
 #include "results/schema_version.hpp"
@@ -513,7 +514,28 @@ std::string run_id_of(const nlohmann::json& provenance) {
                      fnv1a64(provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
+namespace {
+
+// A store to write is never reached through a link, nor its journal: a link
+// planted at either in a shared folder would make the import write into
+// another file (platform/files.hpp says what is there instead).
+void check_store_names(const std::string& path) {
+  const fs::path p(path), parent = p.parent_path();
+  if (!parent.empty() && !fs::exists(parent)) return;  // made below: nothing in it yet
+  try {
+    const OutputFolder folder(parent.empty() ? std::string(".") : parent.string(),
+                              /*create=*/false);
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+      folder.has_file(p.filename().string() + suffix);
+  } catch (const OutputError& e) {
+    throw StoreError(exit_bad_input, e.what());
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s) {
+  if (write) check_store_names(path);
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (exists && !fs::is_regular_file(path, ec))
@@ -535,7 +557,8 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
                        fmt::format("{}: cannot make its folder: {}", path, ec.message()));
   }
   auto db = std::make_unique<Connection>(
-      path, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
+      path, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
+                  : SQLITE_OPEN_READONLY);
   sqlite3_busy_timeout(db->handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
   if (write && sqlite3_db_readonly(db->handle(), "main") == 1)
     throw StoreError(exit_bad_input,

@@ -111,6 +111,18 @@ class LinkTest(Case):
         self.assertNotIn("measurement of", p.stderr)  # before 30 s of measuring
         self.assert_victim_untouched()
 
+    def test_a_link_as_the_store_or_its_journal(self):
+        # `portalab db import` writes one SQLite file and, beside it, its journal.
+        self.assert_complete(self.run_deck())
+        for name in ("store.sqlite", "store.sqlite-journal", "store.sqlite-wal"):
+            with self.subTest(name=name):
+                link = self.path(name)
+                os.symlink(self.victim, link)
+                p = portalab("db", "import", self.out, "--db", self.path("store.sqlite"))
+                self.assert_refused(p, f"{link} is a symbolic link")
+                self.assert_victim_untouched()
+                os.remove(link)
+
     def test_a_linked_out_folder_is_followed_and_nothing_in_it(self):
         # The --out path is the user's own: a link to a folder is followed;
         # inside it, a link at a result file is refused all the same.
