@@ -217,6 +217,9 @@ class Startup {
                          v.message);
     else if (all.rank() == 0)
       portalab::print_to(stderr, "error: {}\n", v.message);
+    // Every rank has said it before any exits: a launcher ends the others
+    // at the first exit that is not 0.
+    all.barrier();
     return v.code;
   }
   bool agreed() const { return m_agreed; }
@@ -637,11 +640,6 @@ int portalab_main(int argc, char** argv) {
                "execution space. Options --kokkos-* are passed to Kokkos."};
   app.require_subcommand(1);
   app.set_version_flag("--version", portalab::build_commit());
-  // Every error said alike: "error: ..." and where help is.
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return fmt::format("error: {} (`portalab help COMMAND` describes a command)\n",
-                       portalab::shown(e.what(), 1000));
-  });
   app.footer(
       "`portalab help COMMAND` (or `portalab COMMAND --help`) describes a command.\n"
       "Exit codes: 0 every check passed; 1 a check failed, an entry raised an error, or "
@@ -731,8 +729,10 @@ int portalab_main(int argc, char** argv) {
   } catch (const CLI::ExtrasError&) {
     return bad_input(not_expected(app, word));
   } catch (const CLI::ParseError& e) {
+    // Every error said alike: "error: ..." and where help is.
     if (e.get_exit_code() != 0)
-      return bad_input(fmt::format("{} (`portalab help COMMAND` describes a command)", e.what()));
+      return bad_input(fmt::format("{} (`portalab help COMMAND` describes a command)",
+                                   portalab::shown(e.what(), 1000)));
     // --help or --version: said once every rank agrees to say it.
     if (const int code = startup().agree({fmt::format("command: {}", e.get_name())})) return code;
     return app.exit(e);

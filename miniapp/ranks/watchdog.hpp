@@ -49,7 +49,7 @@ class Watchdog {
 // else the default. Every rank passes a gate before each repetition, so the
 // limit bounds one step (a repetition, or an entry's setup and check) and a
 // rank's wait for its slowest peer: the default leaves the steps of the
-// shipped decks room many times over (docs/several-gpus.md), and a deck
+// shipped decks room several times over (docs/several-gpus.md), and a deck
 // whose steps run longer raises it.
 inline constexpr double default_watchdog_s = 300;
 double watchdog_seconds(std::optional<int> from_deck = {});

@@ -27,7 +27,8 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
       print_to(stderr,
                "portalab: rank {}: no gate passed for {} s, in {}: a rank stopped before a "
                "collective the others wait in (or one step takes longer); aborting every "
-               "rank. PORTALAB_WATCHDOG_S sets the limit, 0 turns it off\n",
+               "rank. The deck's watchdog_s or PORTALAB_WATCHDOG_S sets the limit, 0 turns it "
+               "off\n",
                rank, s, where);
       abort_world(3);  // the driver's exit code for the unexpected
     });

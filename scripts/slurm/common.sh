@@ -66,9 +66,29 @@ portalab_run_deck() {
   "${PORTALAB_LAUNCH[@]}" "$PORTALAB_BIN" run "$deck" --out "$out" "${PORTALAB_EXTRA[@]}" "$@" \
     | tee "$out/table.txt" || status=${PIPESTATUS[0]}
   trap - TERM INT HUP USR1 USR2 XCPU
-  echo "portalab: $deck -> $out (exit $status)"
+  if ((status == 0)); then
+    echo "portalab: $deck -> $out (exit 0)"
+  else
+    echo "portalab: $deck -> $out (exit $status: $(portalab_exit_reason "$status"))" >&2
+  fi
   portalab_report "$out"
   return "$status"
+}
+
+# portalab_exit_reason STATUS: what portalab's exit status means (portalab
+# help), for the job's last line; portalab said the details above it.
+portalab_exit_reason() {
+  case $1 in
+    1) echo "a check failed, an entry raised an error, or the result files could not be written to the end" ;;
+    2) echo "bad input, nothing ran: the deck, an option or a variable; with several ranks, ranks given different decks or options, or one that could not start (every rank said which above)" ;;
+    3) echo "an unexpected error, or a rank that did not start within PORTALAB_STARTUP_TIMEOUT_S or stopped before a collective (the watchdog): see above" ;;
+    4) echo "nothing was measured: every entry was N/A or skipped for memory" ;;
+    *) if (($1 > 128)); then
+         echo "stopped by SIG$(kill -l $(($1 - 128)) 2>/dev/null || echo "nal $(($1 - 128))"); the result files hold the entries done"
+       else
+         echo "see the messages above"
+       fi ;;
+  esac
 }
 
 # The scripts beside this file (share/portalab/scripts when installed).

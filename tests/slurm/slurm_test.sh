@@ -161,7 +161,22 @@ node=$(SBATCH_CPUS_PER_GPU=1 PORTALAB_ARGS="--spaces Serial" OMPI_MCA_btl=self,v
   OMPI_MCA_btl_vader_single_copy_mechanism=none \
   "$submit" --ntasks-per-node=2 --gpus-per-task=1 "$src/scripts/slurm/node.sbatch" \
   "$src/tests/decks/mpi_node.toml")
-echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long, node $node"
+# The node job with one rank given more than the other (as a script that
+# builds each rank's arguments might): every rank says which rank and what
+# differed, and the job fails at once (exit 2) with nothing written.
+cat >"$tmp/run/portalab-rank1-differs" <<WRAP
+#!/usr/bin/env bash
+extra=()
+if [ "\${SLURM_PROCID:-0}" = 1 ] && [ "\${1:-}" = run ]; then extra=(--set reps=7); fi
+exec "$bin" "\$@" "\${extra[@]}"
+WRAP
+chmod +x "$tmp/run/portalab-rank1-differs"
+disagree=$(PORTALAB_BIN=$tmp/run/portalab-rank1-differs SBATCH_CPUS_PER_GPU=1 \
+  PORTALAB_ARGS="--spaces Serial" OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+  "$submit" --ntasks-per-node=2 --gpus-per-task=1 "$src/scripts/slurm/node.sbatch" \
+  "$src/tests/decks/mpi_node.toml")
+echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long, node $node," \
+  "node with a rank that differs $disagree"
 # shellcheck disable=SC2016  # expanded by that bash
 wait_for "$timeout_s" "the long job's first entry" bash -c \
   "python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"results\"])' \
@@ -184,6 +199,7 @@ expect_state "$profile" "COMPLETED 0:0"
 expect_state "$bad" "FAILED 2:0"
 expect_state "$long" "FAILED 143:0"
 expect_state "$node" "COMPLETED 0:0" || { cat "portalab-node-$node.out" >&2; exit 1; }
+expect_state "$disagree" "FAILED 2:0" || { cat "portalab-node-$disagree.out" >&2; exit 1; }
 
 check_results() {  # DIR REPS: a run of the small deck, every entry passed, OMP from the allocation
   python3 - "$1" "$cpus" "$2" "$host_spaces" <<'PY'
@@ -255,4 +271,12 @@ two = {r["experiment"] for r in rows if r["ranks"] == 2 and r["check"] == "PASS"
 assert two == {"allreduce", "sendrecv", "dot_distributed", "gemm"}, two
 print(f"node job: {len(rows)} rows, experiments on 2 ranks: {sorted(two)}")
 PY
+out=portalab-node-$disagree.out
+for r in 0 1; do
+  grep -q "^error: \[rank $r of 2\] ranks disagree on what to run: rank 1 .*--set reps=7.*reps=7 .*reps=3 " "$out" \
+    || { cat "$out" >&2; fail "rank differing: rank $r did not say which rank and what differed"; }
+done
+grep -q "(exit 2: bad input, nothing ran" "$out" || fail "rank differing: the job's last line has no reason"
+[ ! -e "results/$disagree/mpi_node/results.json" ] || fail "rank differing: results written"
+echo "node job with a rank that differs: FAILED 2, said by both ranks"
 echo "slurm test passed"
