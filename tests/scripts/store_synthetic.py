@@ -1,0 +1,88 @@
+"""Synthetic portalab runs for the results store's tests and benchmark:
+results.json documents with the provenance, calibration and rows the store
+reads, made in memory (no run needed), each with a provenance of its own."""
+import json
+import os
+
+HOST_SPACES = ("Serial", "OpenMP", "Threads")
+
+
+def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=1000000,
+        space="Cuda", copies="none", ms=1.0, spread=0.005, check="PASS", reps=10,
+        library="native", threads=1, gbps=None, throttled=None, sm_mhz=None):
+    """One result row; ms the median of total (and kernel), its repetitions
+    within +-spread."""
+    stats = {"median_ms": ms, "min_ms": ms * (1 - spread), "max_ms": ms * (1 + spread),
+             "std_ms": ms * spread / 2}
+    zero = {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "std_ms": 0.0}
+    bytes_ = 16.0 * n
+    r = {"experiment": experiment, "variant": variant, "dtype": dtype, "n": n, "space": space,
+         "copies": copies, "library": library, "threads": threads, "check": check, "reps": reps,
+         "h2d_ms": 0.0, "kernel_ms": ms, "d2h_ms": 0.0, "total_ms": ms,
+         "stats": {"h2d": zero, "kernel": stats, "d2h": zero, "total": dict(stats)},
+         "bytes": bytes_, "flops": 0.0, "ranks": 1, "per_rank": [],
+         "gbps": gbps if gbps is not None else bytes_ / (ms * 1e-3) / 1e9, "gflops": 0.0,
+         "pct_of_limit": None, "energy": {"cpu": {"not_available": "synthetic"}}}
+    if throttled is not None or sm_mhz is not None:
+        r["energy"].update({"gpu": {"joules_per_rep": 0.1}, "sm_clock_mhz": sm_mhz or 1980,
+                            "mem_clock_mhz": 2619, "power_w": 300.0, "temperature_c": 50.0,
+                            "clock_event_reasons": ["sw_power_cap"] if throttled else [],
+                            "throttled": bool(throttled)})
+    return r
+
+
+def gpu_limits(triad=2994.0, h2d=48.8, d2h=55.0):
+    return {"space": "Cuda", "host": False, "memory_gbps": triad, "copy_kernel_gbps": 2790.0,
+            "copy_deep_copy_gbps": 2932.0, "triad_gbps": triad, "read_gbps": 3000.0,
+            "launch_us": 14.6, "gemm_gflops": {"float32": 51200.0, "float64": 64300.0},
+            "transfers": {"h2d_pinned": {"best_gbps": h2d, "sweep": []},
+                          "d2h_pinned": {"best_gbps": d2h, "sweep": []}}}
+
+
+def host_limits(space="OpenMP", triad=60.0):
+    return {"space": space, "host": True, "memory_gbps": triad, "copy_kernel_gbps": triad * 0.8,
+            "copy_deep_copy_gbps": triad * 0.9, "triad_gbps": triad, "read_gbps": triad,
+            "launch_us": 5.0, "gemm_gflops": {"float64": 200.0}, "transfers": {}}
+
+
+def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aaaaaaa",
+        driver=580, gpu=None, limits=None, tag=""):
+    """A results document. gpu: {"uuid", "name", pcie_link_width, ...}: the
+    one GPU of a run on one rank; limits: calibration spaces."""
+    settings = {k: v for k, v in (gpu or {}).items() if k not in ("uuid", "name", "pci_bus_id")}
+    devices = [{"space": "OpenMP", "name": "Xeon", "concurrency": 16}]
+    rank = {"rank": 0, "ranks": 1, "local_rank": 0, "local_ranks": 1, "host": host, "cpus": "0-15",
+            "mpi": False, "energy": {"gpu": settings}}
+    if gpu:
+        device = {"space": "Cuda", "name": gpu.get("name", "NVIDIA H100 80GB HBM3"),
+                  "device_id": 0, "uuid": gpu["uuid"],
+                  "pci_bus_id": gpu.get("pci_bus_id", "00000000:1b:00.0"),
+                  "cuda_driver": driver, "cuda_runtime": 13000}
+        devices.append(device)
+        rank["device"] = device
+    provenance = {
+        "portalab": {"git_commit": portalab}, "started_at": started,
+        "command": ["portalab", "run", "synthetic", tag],
+        "kokkos": {"version": "4.6.1"}, "kokkos_kernels": {"version": "4.6.2"},
+        "build": {"compiler_id": "GNU", "compiler_version": "12.2.0"},
+        "devices": devices,
+        "host": {"hostname": host, "cpu_model": "Xeon", "blas": "OpenBLAS"},
+        "slurm": {"job_id": job, "array_task_id": "", "nodelist": "", "partition": ""},
+        "ranks": [rank],
+        "calibration": {"mode": "quick", "seconds": 1.0,
+                        "spaces": limits if limits is not None else [host_limits()]},
+        "deck": {"path": "synthetic.toml", "hash": "fnv1a64:0"}}
+    return {"schema_version": 2, "provenance": provenance, "summary": {}, "results": rows}
+
+
+def write(doc, folder):
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "results.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def day(i, hour=10):
+    """An ISO time i days after 2026-11-01."""
+    return f"2026-11-{1 + i:02d}T{hour:02d}:00:00Z"

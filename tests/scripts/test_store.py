@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""The results store (`portalab db`): import (idempotent, interrupted,
+refused or serialised when another writer holds the store, bad stores and
+bad files), history verdicts on synthetic runs with a planted regression and
+planted noise (held to compare.py's rule), the fleet view on synthetic nodes
+with one slow GPU, and the report's store sections in headless Chromium.
+
+    PORTALAB=build/host/portalab python3 tests/scripts/test_store.py [CLASS...]
+
+Every store is checked with PRAGMA integrity_check after what was done to it.
+"""
+import hashlib
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [HERE, os.path.join(ROOT, "scripts")]
+import store_synthetic as ss  # noqa: E402
+
+SKIP = 77
+
+
+def portalab(*args, timeout=120, **kw):
+    return subprocess.run([os.environ["PORTALAB"], *args], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def integrity(db):
+    with sqlite3.connect(db) as c:
+        return c.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def count(db, table):
+    c = sqlite3.connect(db)
+    try:
+        return c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    finally:
+        c.close()
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class StoreCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="portalab_store_")
+        self.db = os.path.join(self.tmp, "store.sqlite")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def runs(self, name, count_, rows=5, host="node1"):
+        """count_ runs of `rows` rows each under tmp/name/run<i>/."""
+        top = os.path.join(self.tmp, name)
+        for i in range(count_):
+            doc = ss.run([ss.row(experiment=f"e{k}", ms=1.0 + k) for k in range(rows)],
+                         host=host, started=ss.day(i % 28, i % 24), tag=f"{name}{i}")
+            ss.write(doc, os.path.join(top, f"run{i}"))
+        return top
+
+    def imported(self, *paths, ok=True, **kw):
+        p = portalab("db", "import", "--db", self.db, *paths, **kw)
+        if ok:
+            self.assertEqual(p.returncode, 0, p.stderr)
+        return p
+
+    def assert_consistent(self):
+        self.assertEqual(integrity(self.db), "ok")
+
+
+class ImportTest(StoreCase):
+    def test_twice_keeps_one_copy(self):
+        tree = self.runs("job", 3)
+        p = self.imported(tree)
+        self.assertIn("imported 3 runs (15 rows)", p.stdout)
+        p = self.imported(tree)
+        self.assertIn("imported 0 runs (0 rows); 3 already there", p.stdout)
+        # The same run copied elsewhere is the same run (its provenance).
+        shutil.copytree(os.path.join(tree, "run0"), os.path.join(self.tmp, "copy", "run0"))
+        p = self.imported(os.path.join(self.tmp, "copy", "run0", "results.json"))
+        self.assertIn("1 already there", p.stdout)
+        self.assertEqual(count(self.db, "runs"), 3)
+        self.assertEqual(count(self.db, "rows"), 15)
+        self.assert_consistent()
+
+    def test_a_real_run(self):
+        out = os.path.join(self.tmp, "real")
+        p = portalab("run", "lab6-vector", "--out", out, "--set", "calibrate=quick", "--set", "reps=2",
+                     "--set", "vector_poly.sizes=[1000]", "--set", "stream_copy.sizes=[1000]",
+                     timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.imported(out)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(count(self.db, "rows"), len(doc["results"]))
+        self.assertGreater(count(self.db, "limits"), 0)
+        h = json.loads(portalab("db", "history", "--db", self.db, "--json").stdout)
+        self.assertEqual({r["verdict"] for r in h["rows"]}, {"NEW"})
+        self.assert_consistent()
+
+    def test_unfinished_run_is_skipped_and_said(self):
+        tree = self.runs("job", 1)
+        os.makedirs(os.path.join(tree, "stopped"))
+        with open(os.path.join(tree, "stopped", "results.jsonl"), "w") as f:
+            f.write("{}\n")
+        p = self.imported(tree)
+        self.assertIn("a run not finished", p.stderr)
+        self.assertEqual(count(self.db, "runs"), 1)
+
+    def test_a_bad_file_keeps_nothing_of_its_import(self):
+        self.imported(self.runs("first", 2))
+        tree = self.runs("second", 3)
+        with open(os.path.join(tree, "run1", "results.json"), "w") as f:
+            f.write('{"provenance": {}, "results": [')
+        p = self.imported(tree, ok=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(os.path.join(tree, "run1", "results.json"), p.stderr)
+        self.assertIn("not JSON", p.stderr)
+        self.assertEqual(count(self.db, "runs"), 2)
+        with open(os.path.join(tree, "run1", "results.json"), "w") as f:
+            json.dump({"something": "else"}, f)
+        p = self.imported(tree, ok=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a portalab results file", p.stderr)
+        self.assertEqual(count(self.db, "runs"), 2)
+        self.assert_consistent()
+
+    def test_missing_path_and_missing_store(self):
+        p = self.imported(os.path.join(self.tmp, "nowhere"), ok=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such file or folder", p.stderr)
+        for command in ("history", "fleet"):
+            p = portalab("db", command, "--db", os.path.join(self.tmp, "none.sqlite"))
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("no store here", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "none.sqlite")))
+
+    def test_store_path_from_the_environment(self):
+        tree = self.runs("job", 1)
+        p = portalab("db", "import", tree, env=dict(os.environ, PORTALAB_DB=self.db))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(count(self.db, "runs"), 1)
+
+
+class BadStoreTest(StoreCase):
+    def refused(self, why, *words):
+        before = digest(self.db)
+        for args in (("import", self.runs("more", 1)), ("history",), ("fleet",)):
+            p = portalab("db", args[0], "--db", self.db, *args[1:])
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(self.db, p.stderr)
+            for w in words:
+                self.assertIn(w, p.stderr)
+        self.assertEqual(digest(self.db), before, why)
+
+    def test_a_file_that_is_not_a_database(self):
+        with open(self.db, "wb") as f:
+            f.write(os.urandom(4096))
+        self.refused("random bytes", "not a portalab store")
+
+    def test_another_programs_database(self):
+        with sqlite3.connect(self.db) as c:
+            c.execute("CREATE TABLE t(x)")
+            c.execute("INSERT INTO t VALUES (1)")
+        self.refused("a foreign SQLite file", "not a portalab store")
+
+    def test_a_damaged_store(self):
+        self.imported(self.runs("job", 20, rows=50))
+        with open(self.db, "r+b") as f:  # the schema's page, past the file's header
+            f.seek(100)
+            f.write(os.urandom(3996))
+        before = digest(self.db)
+        p = portalab("db", "history", "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a portalab store", p.stderr)
+        self.assertEqual(digest(self.db), before)
+
+    def test_a_newer_schema(self):
+        self.imported(self.runs("job", 1))
+        with sqlite3.connect(self.db) as c:
+            c.execute("PRAGMA user_version = 99")
+        self.refused("a newer schema", "schema version 99", "newer portalab")
+
+    def test_a_read_only_store(self):
+        self.imported(self.runs("job", 1))
+        before = digest(self.db)
+        more = self.runs("more", 1)
+        if os.geteuid() == 0:  # root writes anything: import as nobody
+            if not shutil.which("setpriv"):
+                self.skipTest("root, and no setpriv to drop it")
+            os.chmod(self.tmp, 0o755)
+            for d, _, files in os.walk(self.tmp):
+                os.chmod(d, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(d, f), 0o644)
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        else:
+            os.chmod(self.db, 0o444)
+            cmd = []
+        p = subprocess.run([*cmd, os.environ["PORTALAB"], "db", "import", "--db", self.db, more],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("read-only", p.stderr)
+        self.assertEqual(digest(self.db), before)
+        # Reading it needs no writing.
+        p = subprocess.run([*cmd, os.environ["PORTALAB"], "db", "history", "--db", self.db],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_the_disk_fills_during_an_import(self):
+        self.imported(self.runs("first", 2))
+        size = os.path.getsize(self.db)
+        big = self.runs("big", 40, rows=200)
+
+        def small_disk():  # files may grow to 64 KiB past the store's size
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size + 65536, size + 65536))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+        p = subprocess.run([os.environ["PORTALAB"], "db", "import", "--db", self.db, big],
+                           capture_output=True, text=True, timeout=120, preexec_fn=small_disk)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertRegex(p.stderr, "disk is full|I/O error")
+        self.assertIn("nothing of this import was kept", p.stderr)
+        self.assert_consistent()
+        self.assertEqual(count(self.db, "runs"), 2)
+        self.imported(big)  # and with room, it goes in
+        self.assertEqual(count(self.db, "runs"), 42)
+
+
+class InterruptTest(StoreCase):
+    def start_big_import(self):
+        self.imported(self.runs("first", 2))
+        big = self.runs("big", 150, rows=100)
+        p = subprocess.Popen([os.environ["PORTALAB"], "db", "import", "--db", self.db, big],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = p.stderr.readline()  # the first run imported: inside the transaction
+        self.assertIn("imported", line)
+        return p
+
+    def test_a_signal_rolls_the_import_back(self):
+        p = self.start_big_import()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err[-2000:])
+        self.assertIn("nothing of this import was kept", err)
+        self.assert_consistent()
+        self.assertEqual(count(self.db, "runs"), 2)
+
+    def test_a_killed_import_leaves_the_store_as_it_was(self):
+        p = self.start_big_import()
+        p.kill()
+        p.communicate(timeout=60)
+        # The next reader rolls the hot journal back.
+        self.assert_consistent()
+        self.assertEqual(count(self.db, "runs"), 2)
+        self.imported(self.runs("after", 1))
+        self.assertEqual(count(self.db, "runs"), 3)
+
+
+class ConcurrencyTest(StoreCase):
+    def test_a_writer_holding_the_store_refuses_another(self):
+        self.imported(self.runs("first", 1))
+        holder = sqlite3.connect(self.db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            p = self.imported(self.runs("second", 1), "--wait", "1", ok=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("locked by another writer", p.stderr)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        self.assertEqual(count(self.db, "runs"), 1)
+        self.imported(self.runs("second", 1))
+        self.assertEqual(count(self.db, "runs"), 2)
+
+    def test_imports_at_once_are_serialised(self):
+        self.imported(self.runs("first", 1))
+        trees = [self.runs(f"t{i}", 30, rows=50) for i in range(3)]
+        trees.append(trees[0])  # the same runs twice at once: kept once
+        procs = [subprocess.Popen([os.environ["PORTALAB"], "db", "import", "--db", self.db,
+                                   "--wait", "120", "--quiet", t],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for t in trees]
+        for p in procs:
+            out, err = p.communicate(timeout=180)
+            self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(count(self.db, "runs"), 1 + 90)
+        self.assertEqual(count(self.db, "rows"), 5 + 90 * 50)
+        self.assert_consistent()
+
+
+def history_fixture(tmp):
+    """Eight runs a day apart on node1: a clean row that slows down 25% in
+    the last run (its build and driver changed), a noisy row whose last run is
+    within its own noise, a row that gets faster, one that breaks, steady ones."""
+    paths = []
+    noisy = [1.0, 1.3, 0.8, 1.25, 0.85, 1.2, 0.9]
+    for i in range(8):
+        last = i == 7
+        rows = [ss.row(experiment="clean", ms=1.25 if last else 1.0 * (1 + 0.002 * (i % 3))),
+                ss.row(experiment="noisy", ms=1.2 if last else noisy[i], spread=0.02),
+                ss.row(experiment="quicker", ms=1.5 if last else 2.0 * (1 + 0.002 * (i % 2))),
+                ss.row(experiment="broken", ms=1.0, check="FAIL" if last else "PASS")]
+        rows += [ss.row(experiment="steady", n=1000 * (k + 1), ms=0.5 * (1 + 0.003 * ((i + k) % 3)))
+                 for k in range(14)]
+        doc = ss.run(rows, started=ss.day(i), portalab="bbbbbbb" if last else "aaaaaaa",
+                     driver=590 if last else 580, gpu={"uuid": "GPU-1"}, tag=str(i))
+        paths.append(ss.write(doc, os.path.join(tmp, "hist", f"run{i}")))
+    return os.path.join(tmp, "hist")
+
+
+class HistoryTest(StoreCase):
+    def test_verdicts_on_planted_regression_and_noise(self):
+        self.imported(history_fixture(self.tmp))
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # a regression
+        h = json.loads(p.stdout)
+        verdict = {}
+        for r in h["rows"]:
+            verdict.setdefault(r["key"]["experiment"], set()).add(r["verdict"])
+        self.assertEqual(verdict["clean"], {"SLOWER"})
+        self.assertEqual(verdict["noisy"], {"SAME"})
+        self.assertEqual(verdict["quicker"], {"FASTER"})
+        self.assertEqual(verdict["broken"], {"BROKEN"})
+        self.assertEqual(verdict["steady"], {"SAME"})
+        # A row broken first (no time to compare), then the largest change.
+        self.assertEqual([r["key"]["experiment"] for r in h["regressions"]], ["broken", "clean"])
+        self.assertTrue(h["rows"][0]["regression"])  # regressions first
+        changed = {c["what"]: (c["from"], c["to"]) for c in h["regressions"][1]["changes"]}
+        self.assertEqual(changed["portalab"], ("aaaaaaa", "bbbbbbb"))
+        self.assertEqual(changed["driver"], ("580", "590"))
+        self.assertAlmostEqual(h["regressions"][1]["change"], 0.25, delta=0.01)
+        self.assertEqual(len(h["rows"][0]["runs"]), 8)
+        # The tables say the same.
+        p = portalab("db", "history", "--db", self.db)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("SLOWER REGRESSION", p.stdout)
+        self.assertIn("portalab aaaaaaa -> bbbbbbb", p.stdout)
+        # A filter, and a window too short to see the change.
+        p = portalab("db", "history", "--db", self.db, "--experiment", "noisy", "--json")
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(len(json.loads(p.stdout)["rows"]), 1)
+
+    def test_bad_options(self):
+        self.imported(history_fixture(self.tmp))
+        for args, words in ((("--last", "1"), "at least 2"), (("--phase", "warm"), "phase")):
+            p = portalab("db", "history", "--db", self.db, *args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(words, p.stderr)
+
+    def test_the_same_rule_as_compare(self):
+        """Two-run rows: history's verdict is compare.py's classify on the
+        same pair, with the noise at its floor (no earlier pairs)."""
+        import compare
+        cases = []
+        for base_ms, new_ms, bs, ns, check in (
+                (1.0, 1.5, 0.01, 0.01, "PASS"), (1.0, 1.015, 0.001, 0.001, "PASS"),
+                (1.0, 1.05, 0.001, 0.001, "PASS"), (1.0, 0.7, 0.01, 0.01, "PASS"),
+                (1.0, 1.3, 0.2, 0.2, "PASS"), (1.0, 1.0, 0.0, 0.0, "PASS"),
+                (1.0, 2.0, 0.01, 0.01, "FAIL"), (2e-3, 2.2e-3, 0.01, 0.01, "PASS"),
+                (50.0, 49.0, 0.001, 0.001, "PASS")):
+            cases.append((ss.row(experiment=f"c{len(cases)}", ms=base_ms, spread=bs),
+                          ss.row(experiment=f"c{len(cases)}", ms=new_ms, spread=ns, check=check)))
+        for i, rows in enumerate(zip(*cases)):
+            ss.write(ss.run(list(rows), started=ss.day(i), tag=str(i)),
+                     os.path.join(self.tmp, "pairs", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "pairs"))
+        h = json.loads(portalab("db", "history", "--db", self.db, "--json").stdout)
+        got = {r["key"]["experiment"]: r["verdict"] for r in h["rows"]}
+        noise = compare.Noise([], "total")
+        for i, (b, n) in enumerate(cases):
+            flat = [{**r, **{f"total_{k}": r["stats"]["total"][k] for k in ("min_ms", "max_ms", "std_ms")}}
+                    for r in (b, n)]
+            want, _ = compare.classify(*flat, "total", noise)
+            self.assertEqual(got[f"c{i}"], want.upper(), (i, b["total_ms"], n["total_ms"]))
+
+
+def fleet_fixture(tmp, job="777"):
+    """Two nodes of four H100s, job 777: GPU-n1-2 is slow (triad 2000 against
+    2990), GPU-n2-1 has a x8 link, GPU-n2-3 three ECC errors and throttled
+    rows; a run of another job on another node."""
+    for host in ("n1", "n2"):
+        for g in range(4):
+            uuid = f"GPU-{host}-{g}"
+            slow = uuid == "GPU-n1-2"
+            gpu = {"uuid": uuid, "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": f"00000000:{g}b:00.0",
+                   "pcie_link_width": 8 if uuid == "GPU-n2-1" else 16, "pcie_link_max_width": 16,
+                   "pcie_link_generation": 5, "ecc": True,
+                   "ecc_uncorrected_errors": 3 if uuid == "GPU-n2-3" else 0,
+                   "applications_sm_mhz": 1980}
+            rows = [ss.row(n=10**8, ms=(0.8 if slow else 0.54) * (1 + 0.001 * g),
+                           throttled=uuid == "GPU-n2-3", sm_mhz=1600 if uuid == "GPU-n2-3" else 1980),
+                    ss.row(experiment="gemm", variant="vendor", n=8192, ms=20.0, gbps=0.0)]
+            rows[1]["gflops"] = 50000.0
+            doc = ss.run(rows, host=host, job=job, started=ss.day(3, 10 + g), gpu=gpu,
+                         limits=[ss.gpu_limits(triad=2000.0 if slow else 2990.0 + g,
+                                               h2d=24.0 if uuid == "GPU-n2-1" else 48.5),
+                                 ss.host_limits()], tag=uuid)
+            ss.write(doc, os.path.join(tmp, "fleet", host, f"gpu{g}"))
+    other = ss.run([ss.row()], host="n9", job="778", started=ss.day(9), gpu={"uuid": "GPU-n9-0"},
+                   limits=[ss.gpu_limits(triad=1000.0)], tag="other")
+    ss.write(other, os.path.join(tmp, "fleet", "other"))
+    return os.path.join(tmp, "fleet")
+
+
+class FleetTest(StoreCase):
+    def test_one_slow_gpu_and_the_others_flags(self):
+        self.imported(fleet_fixture(self.tmp))
+        p = portalab("db", "fleet", "--db", self.db, "--job", "777", "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # outliers
+        f = json.loads(p.stdout)
+        self.assertEqual(f["selection"]["runs"], 8)
+        gpus = {g["id"]: g for g in f["gpus"]}
+        self.assertEqual(len(gpus), 8)
+        self.assertNotIn("GPU-n9-0", gpus)
+        outliers = {k for k, g in gpus.items() if g["outlier"]}
+        self.assertEqual(outliers, {"GPU-n1-2", "GPU-n2-1", "GPU-n2-3"})
+        reasons = {k: " | ".join(gpus[k]["reasons"]) for k in outliers}
+        self.assertRegex(reasons["GPU-n1-2"], r"triad_gbps 33% below the median of 8")
+        self.assertIn("row stream_copy deep_copy float64 n=100000000", reasons["GPU-n1-2"])
+        self.assertIn("PCIe link x8, narrower than its peers' x16", reasons["GPU-n2-1"])
+        self.assertIn("h2d_pinned_gbps", reasons["GPU-n2-1"])
+        self.assertIn("3 uncorrected ECC errors", reasons["GPU-n2-3"])
+        self.assertIn("THROTTLED in 1 of 1 rows", reasons["GPU-n2-3"])
+        # Against the reference figures of its model.
+        triad = next(x for x in gpus["GPU-n1-0"]["limits"] if x["quantity"] == "triad_gbps")
+        self.assertAlmostEqual(triad["vs_reference"], 2990 / 2994, places=3)
+        self.assertIn("docs/performance.md", triad["reference_source"])
+        self.assertEqual({n["id"] for n in f["nodes"]}, {"n1", "n2"})
+        p = portalab("db", "fleet", "--db", self.db, "--job", "777")
+        self.assertIn("OUTLIER", p.stdout)
+        self.assertIn("GPU-n1-2 on n1", p.stdout)
+
+    def test_selection(self):
+        self.imported(fleet_fixture(self.tmp))
+        f = json.loads(portalab("db", "fleet", "--db", self.db, "--json").stdout)  # the latest job
+        self.assertEqual([g["id"] for g in f["gpus"]], ["GPU-n9-0"])
+        f = json.loads(portalab("db", "fleet", "--db", self.db, "--json", "--since", "2026-11-04",
+                                "--until", "2026-11-04").stdout)
+        self.assertEqual(f["selection"]["runs"], 8)
+        f = json.loads(portalab("db", "fleet", "--db", self.db, "--job", "777", "--json",
+                                "--row", "gemm").stdout)
+        self.assertEqual({r["quantity"] for g in f["gpus"] for r in g["rows"]},
+                         {"gemm vendor float64 n=8192 Cuda none"})
+
+    def test_bad_input(self):
+        self.imported(fleet_fixture(self.tmp))
+        bad = os.path.join(self.tmp, "refs.csv")
+        with open(bad, "w") as f:
+            f.write("model,quantity,value,unit,source,date\nNVIDIA H100,triad_gbps,fast,GB/s,x,y\n")
+        for args, words in ((("--references", bad), f"{bad}:2: value 'fast'"),
+                            (("--job", "999"), "no runs of job '999'"),
+                            (("--since", "yesterday"), "expected YYYY-MM-DD"),
+                            (("--job", "777", "--since", "2026-11-01"), "give one of them"),
+                            (("--row", "a/b/c/d/e"), "EXPERIMENT[/VARIANT")):
+            p = portalab("db", "fleet", "--db", self.db, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(words, p.stderr)
+
+
+if __name__ == "__main__":
+    if "PORTALAB" not in os.environ:
+        sys.exit("PORTALAB (the portalab binary) is not set")
+    unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])
