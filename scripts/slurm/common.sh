@@ -72,7 +72,31 @@ portalab_run_deck() {
     echo "portalab: $deck -> $out (exit $status: $(portalab_exit_reason "$status"))" >&2
   fi
   portalab_report "$out"
+  portalab_import "$out"
   return "$status"
+}
+
+# portalab_import DIR: DIR's runs into the results store $PORTALAB_DB, once,
+# from this one task (the batch script, never the ranks: SQLite's locks and
+# shared file systems do not mix). Only where PORTALAB_DB is set; an array
+# task imports nothing (its siblings would write at once on other nodes):
+# scripts/slurm/import.sbatch imports the array's folder after it. A store
+# that cannot be written is said on stderr and does not change the job's
+# exit status: the results folder holds the runs.
+portalab_import() {
+  local dir=$1
+  [ -n "${PORTALAB_DB:-}" ] || return 0
+  if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
+    echo "portalab: array task: not importing; after the array: scripts/slurm/submit.sh" \
+         "--dependency=afterany:$SLURM_ARRAY_JOB_ID scripts/slurm/import.sbatch $(portalab_job_dir)"
+    return 0
+  fi
+  if "$PORTALAB_BIN" db import --db "$PORTALAB_DB" --quiet "$dir"; then
+    echo "portalab: $dir imported into $PORTALAB_DB"
+  else
+    echo "portalab: $dir not imported into $PORTALAB_DB (see above); import it later:" \
+         "portalab db import --db $PORTALAB_DB $dir" >&2
+  fi
 }
 
 # portalab_exit_reason STATUS: what portalab's exit status means (portalab

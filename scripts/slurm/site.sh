@@ -28,6 +28,9 @@ export PORTALAB_BUILD=${PORTALAB_BUILD:-$portalab_default_build}
 # and jinja2 (after the modules); PORTALAB_REPORT=no writes none.
 export PORTALAB_PYTHON=${PORTALAB_PYTHON:-python3}
 export PORTALAB_REPORT=${PORTALAB_REPORT:-yes}
+# The results store (`portalab db`): where set, each job imports its runs
+# at its end, from one task; empty: none (import by hand, or import.sbatch).
+export PORTALAB_DB=${PORTALAB_DB-}
 # ===== edit above ==========================================================
 
 # sbatch rejects an empty account: set it only when there is one.
