@@ -1132,8 +1132,15 @@ def glance_section(rows, crossovers, has_gpu, many, runs):
 
 # ---- The page ------------------------------------------------------------------
 
-def build(runs, base_paths=None, phase="total", threshold=10.0):
-    """The page's model: title and sections."""
+def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
+    """The page's model: title and sections. store: store_report.query_store's
+    answers, for its history and fleet sections (alone where runs is empty)."""
+    import store_report
+    generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if not runs:
+        return {"title": "portalab: the results store", "generated": generated,
+                "sources": [store["db"]],
+                "sections": store_report.sections(sys.modules[__name__], Figures(), store)}
     import plot
     import roofline
     plot.plt = roofline.plt = plt
@@ -1160,6 +1167,8 @@ def build(runs, base_paths=None, phase="total", threshold=10.0):
                  failures_section(runs, every)]
     if base_paths:
         sections.append(compare_section(base_paths, every, phase, threshold))
+    if store:
+        sections += store_report.sections(sys.modules[__name__], figs, store)
     sections.append(provenance_section(runs))
     mismatch = summary_disagreements(runs)
     if mismatch:
@@ -1169,9 +1178,8 @@ def build(runs, base_paths=None, phase="total", threshold=10.0):
     hosts = join(ordered({r["hostname"] for r in rows}))
     decks = join(ordered({os.path.basename(r["deck"] or "") for r in rows} - {""}))
     return {"title": f"portalab: {decks or 'results'} on {hosts}",
-            "generated": datetime.datetime.now(datetime.timezone.utc)
-            .strftime("%Y-%m-%d %H:%M UTC"),
-            "sources": [p for p, _, _ in runs],
+            "generated": generated,
+            "sources": [p for p, _, _ in runs] + ([store["db"]] if store else []),
             "sections": [s for s in sections if s]}
 
 
@@ -1188,7 +1196,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("paths", nargs="+", metavar="RESULTS",
+    ap.add_argument("paths", nargs="*", metavar="RESULTS",
                     help="results.json files or folders holding them (a run, a job, a sweep)")
     ap.add_argument("--out", default="report.html", help="the page (default report.html)")
     ap.add_argument("--base", action="append", metavar="RESULTS",
@@ -1197,22 +1205,34 @@ def main(argv=None):
                     help="the phase --base compares (default total)")
     ap.add_argument("--threshold", type=pr.finite_number, default=10.0,
                     help="percent slower that is a regression against --base (default 10)")
+    ap.add_argument("--db", metavar="FILE",
+                    help="the results store (portalab db): its history and fleet sections; "
+                         "alone, a page of the store")
+    ap.add_argument("--portalab", metavar="BIN",
+                    help="the portalab that reads --db (default: $PORTALAB, the installed one "
+                         "beside these scripts, build/host, or PATH)")
     args = ap.parse_args(argv)
+    if not args.paths and not args.db:
+        pr.fail("nothing to report: give RESULTS, or --db FILE")
     global plt
     plt = pr.require_matplotlib()
     try:
         import jinja2  # noqa: F401
     except ImportError:
         pr.fail(JINJA2_NEEDED)
+    store = None
+    if args.db:
+        import store_report
+        store = store_report.query_store(args.db, args.portalab)
     try:
-        runs = pr.load_runs(args.paths)
+        runs = pr.load_runs(args.paths) if args.paths else []
     except pr.ResultsError as e:
         pr.fail(str(e))
-    if not any(rows for _, _, rows in runs):
+    if args.paths and not any(rows for _, _, rows in runs):
         pr.fail(f"{join(args.paths)}: no entries in the results: nothing to report")
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab",
                          "font.family": "sans-serif"})
-    page = render(build(runs, args.base, args.phase, args.threshold))
+    page = render(build(runs, args.base, args.phase, args.threshold, store))
     pr.save(args.out, page)
     print(args.out)
     return 0

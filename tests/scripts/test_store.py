@@ -470,7 +470,76 @@ class FleetTest(StoreCase):
             self.assertIn(words, p.stderr)
 
 
+class ReportTest(StoreCase):
+    """report.py --db: the history and fleet sections, loaded in headless
+    Chromium as the run report's BrowserTest loads a page (no console
+    message, nothing fetched, every figure an SVG with its table beside)."""
+
+    def setUp(self):
+        super().setUp()
+        import test_report
+        self.browser = test_report.BrowserTest("check_page")
+        self.browser.tmp = self.tmp
+        self.parse = test_report.parse
+        self.imported(history_fixture(self.tmp), fleet_fixture(self.tmp))
+
+    def report(self, *args):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "report.py"), *args],
+                              capture_output=True, text=True, timeout=300)
+
+    def test_the_store_alone(self):
+        page = os.path.join(self.tmp, "store.html")
+        p = self.report("--db", self.db, "--out", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = self.browser.check_page(page, "store")
+        with open(page) as f:
+            html = f.read()
+        self.assertIn('id="store-history"', html)
+        self.assertIn('id="store-fleet"', html)
+        # Regressions first: the first figure is a regression's.
+        self.assertRegex(html, r"Figure 1\. (BROKEN|SLOWER) REGRESSION")
+        self.assertTrue(any("SLOWER +24.8% clean" in b for b in d.blocks), d.blocks[:12])
+        self.assertTrue(any("portalab aaaaaaa → bbbbbbb" in b for b in d.blocks))
+        # The fleet's table marks its outliers, and the latest job (778) is shown.
+        outliers = [r for r in d.rows if r and r[0] == "OUTLIER"]
+        self.assertEqual([r[1] for r in outliers], ["GPU-n9-0"])
+        self.assertTrue(any("below the reference for NVIDIA H100" in b for b in d.blocks))
+
+    def test_beside_a_run(self):
+        run = os.path.join(self.tmp, "real")
+        p = portalab("run", "lab6-vector", "--out", run, "--set", "calibrate=none", "--set", "reps=2",
+                     "--set", "vector_poly.sizes=[1000]", "--set", "stream_copy.sizes=[1000]",
+                     timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        page = os.path.join(self.tmp, "run.html")
+        p = self.report(run, "--db", self.db, "--out", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(page) as f:
+            html = f.read()
+        self.assertIn('id="store-history"', html)
+        self.assertIn(self.db, html)
+
+    def test_a_bad_store(self):
+        with open(os.path.join(self.tmp, "junk.sqlite"), "w") as f:
+            f.write("not a database at all, just text" * 10)
+        p = self.report("--db", os.path.join(self.tmp, "junk.sqlite"), "--out",
+                        os.path.join(self.tmp, "x.html"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a portalab store", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "x.html")))
+
+
 if __name__ == "__main__":
     if "PORTALAB" not in os.environ:
         sys.exit("PORTALAB (the portalab binary) is not set")
+    if "ReportTest" in sys.argv[1:] or len(sys.argv) == 1:
+        try:
+            import jinja2  # noqa: F401
+            import matplotlib  # noqa: F401
+        except ImportError as e:
+            print(f"SKIP: {sys.executable} has no {e.name} (the report needs it)")
+            sys.exit(SKIP)
+        if not os.environ.get("CHROMIUM") or not os.access(os.environ["CHROMIUM"], os.X_OK):
+            print("SKIP: no Chromium (CHROMIUM; Debian: apt-get install chromium)")
+            sys.exit(SKIP)
     unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])
