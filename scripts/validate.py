@@ -47,6 +47,8 @@ def main(argv=None):
         try:
             problems = pr.file_problems(f)
         except pr.ResultsError as e:
+            if f not in args.paths and not os.path.lexists(f):
+                continue  # found in a folder, removed since (a test cleaning up)
             pr.fail(str(e))
         bad += bool(problems)
         for p in pr.shown(problems):

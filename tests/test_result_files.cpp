@@ -59,6 +59,7 @@ Result row(std::size_t n) {
   r.dtype = "float64";
   r.n = n;
   r.status = portalab::Status::pass;
+  r.reps = 3;  // a measured row ran its repetitions (the schema holds it to one at least)
   r.total.median = r.kernel.median = 0.5 + n;
   return r;
 }
