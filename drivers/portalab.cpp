@@ -208,8 +208,8 @@ class Startup {
           fmt::format("spaces compiled: {}", fmt::join(portalab::enabled_space_names(), ","))};
       m_state.plan.insert(m_state.plan.end(), plan.begin(), plan.end());
     }
+    m_agreed = true;  // an error from here on is no longer this rank's alone to say
     const portalab::StartupVerdict v = portalab::agree_at_startup(portalab::world(), m_state);
-    m_agreed = true;
     const portalab::Comm& all = portalab::world();
     if (v.code == 0) return 0;
     if (!v.alike)
@@ -237,6 +237,16 @@ Startup& startup() {
 // Runs the checks each rank makes before Kokkos starts: a failure is this
 // rank's, said at the start-up agreement, where every rank learns of it.
 void checked_on_every_rank(const std::function<void()>& checks) { startup().check(checks); }
+
+// The host stores a run will use, for the start-up agreement: forced by
+// PORTALAB_STREAMING_STORES (a variable one node may set and another not), or
+// as calibrated. InputError for a bad value.
+std::string host_stores_line() {
+  const auto forced = portalab::host_stores_forced();
+  return fmt::format("host stores: {}", !forced ? "as calibrated"
+                                        : *forced ? "streaming (PORTALAB_STREAMING_STORES=1)"
+                                                  : "plain (PORTALAB_STREAMING_STORES=0)");
+}
 
 // An error no check kept: before the start-up agreement, this rank's
 // failure, said there. After it, on several ranks, nothing shares it (the
@@ -302,7 +312,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   double watchdog_s = 0;
   std::vector<std::string> plan;  // what the ranks agree on before any of them starts
   checked_on_every_rank([&] {
-    portalab::host_stores_forced();  // a bad PORTALAB_STREAMING_STORES, before anything runs
+    const std::string stores = host_stores_line();  // a bad PORTALAB_STREAMING_STORES, now
     const std::string deck_path =
         portalab::find_deck(deck_arg, portalab::deck_folders(portalab::executable_path()));
     startup().given("deck " + std::filesystem::absolute(deck_path).lexically_normal().string());
@@ -316,7 +326,8 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
             limits ? "limits: " + portalab::content_hash(portalab::to_json(*limits).dump())
                    : "calibrate: " + deck.calibrate,
             fmt::format("energy: {}",
-                        (energy_option ? *energy_option == "on" : deck.energy) ? "on" : "off")};
+                        (energy_option ? *energy_option == "on" : deck.energy) ? "on" : "off"),
+            stores};
     const auto entries = portalab::expand(deck, portalab::global_registry(), all.size());
     for (auto& line : portalab::entry_lines(entries)) plan.push_back(std::move(line));
   });
@@ -472,15 +483,16 @@ int calibrate(const std::optional<std::string>& out, const std::vector<std::stri
   // The rule of `run --spaces` and of a deck's spaces.
   std::vector<std::string> spaces;
   const bool root = portalab::world().rank() == 0;
+  std::string stores;
   checked_on_every_rank([&] {
     spaces = given.empty() ? given : portalab::spaces_option(given, portalab::catalog());
     if (out && root) portalab::check_output_file(*out);  // before 30 s of measuring
-    portalab::host_stores_forced();
+    stores = host_stores_line();
   });
   if (const int code = startup().agree({"command: calibrate",
                                         fmt::format("spaces: {}", fmt::join(spaces, ",")),
                                         fmt::format("quick: {}", quick),
-                                        fmt::format("energy: {}", energy)}))
+                                        fmt::format("energy: {}", energy), stores}))
     return code;
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());

@@ -108,6 +108,15 @@ class StartupTest(unittest.TestCase):
         self.assert_every_rank_says(p, f"rank {RANKS - 1} ", "spaces: ", f"'Serial,{other}'",
                                     "'Serial'")
 
+    def test_different_stores_variable(self):
+        # A variable that changes what the loops do, set on one node only.
+        a = self.deck("a.toml", "[vector_poly]\nsizes = [1000]\n")
+        p = self.run_job(self.run_args(a),
+                         ["env", "PORTALAB_STREAMING_STORES=1"] + self.run_args(a))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assert_every_rank_says(p, "host stores: ", "PORTALAB_STREAMING_STORES=1",
+                                    "'as calibrated'")
+
     def test_one_rank_runs_another_command(self):
         a = self.deck("a.toml", "[vector_poly]\nsizes = [1000]\n")
         p = self.run_job(self.run_args(a), [self.portalab, "run", a, "--dry-run"])
