@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace portalab::store {
@@ -18,11 +19,11 @@ struct RunPoint {
   Measure m;
   bool throttled = false;
   std::optional<double> sm_mhz;
-  std::map<std::string, std::string> facts;  // what may change between runs
+  std::array<std::string, 7> facts;  // run_facts' values: what may change between runs
 };
 
 // What a run was built and run with, as the regressions list names it.
-constexpr const char* run_facts[][2] = {
+constexpr const char* run_facts[7][2] = {
     {"portalab_version", "portalab"}, {"kokkos_version", "Kokkos"},
     {"kokkos_kernels_version", "Kokkos Kernels"}, {"compiler", "compiler"},
     {"gpu_driver", "driver"}, {"cuda_runtime", "CUDA runtime"}, {"host_blas", "library"}};
@@ -38,10 +39,9 @@ nlohmann::json optional(const std::optional<double>& v) { return v ? nlohmann::j
 // What differs between two runs of one row: the builds, the clocks, THROTTLED.
 nlohmann::json changes_between(const RunPoint& before, const RunPoint& after) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [column, name] : run_facts) {
-    const std::string a = before.facts.at(column), b = after.facts.at(column);
-    if (a != b) out.push_back({{"what", name}, {"from", a}, {"to", b}});
-  }
+  for (std::size_t i = 0; i < before.facts.size(); ++i)
+    if (before.facts[i] != after.facts[i])
+      out.push_back({{"what", run_facts[i][1]}, {"from", before.facts[i]}, {"to", after.facts[i]}});
   if (before.sm_mhz && after.sm_mhz && std::abs(*after.sm_mhz - *before.sm_mhz) > 0.02 * *before.sm_mhz)
     out.push_back({{"what", "SM clock (MHz)"}, {"from", fmt::format("{:.0f}", *before.sm_mhz)},
                    {"to", fmt::format("{:.0f}", *after.sm_mhz)}});
@@ -92,8 +92,7 @@ nlohmann::json history(Connection& db, const HistoryOptions& o) {
              points.maybe_real(7), points.maybe_real(3)};
       p.throttled = !points.null(8) && points.integer(8) != 0;
       p.sm_mhz = points.maybe_real(9);
-      int col = 10;
-      for (const auto& fact : run_facts) p.facts[fact[0]] = points.text(col++);
+      for (std::size_t i = 0; i < p.facts.size(); ++i) p.facts[i] = points.text(10 + static_cast<int>(i));
       s.runs.push_back(std::move(p));
     }
     points.reset();
@@ -119,7 +118,7 @@ nlohmann::json history(Connection& db, const HistoryOptions& o) {
     for (const auto& p : s.runs)
       runs.push_back({{"started_at", p.started_at}, {"check", p.m.check}, {"ms", optional(p.m.ms)},
                       {"min_ms", optional(p.m.min_ms)}, {"max_ms", optional(p.m.max_ms)},
-                      {"throttled", p.throttled}, {"portalab", p.facts.at("portalab_version")}});
+                      {"throttled", p.throttled}, {"portalab", p.facts[0]}});
     out["runs"] = runs;
     const RunPoint& latest = s.runs.back();
     std::vector<const RunPoint*> earlier;
