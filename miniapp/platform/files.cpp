@@ -39,6 +39,17 @@ std::string reason(int err) { return std::strerror(err); }
                   shown_path, file_type(mode), S_ISFIFO(mode) ? " (it would wait on a pipe)" : ""));
 }
 
+// What has_file and regular_file_or_nothing say of `name` in dir_fd.
+bool regular_or_nothing(int dir_fd, std::string_view name, const std::string& path) {
+  struct stat st;
+  if (::fstatat(dir_fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return false;
+    throw OutputError(fmt::format("cannot reach {}: {}", shown(path), reason(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) refuse(shown(path), dir_fd, name, st.st_mode);
+  return true;
+}
+
 }  // namespace
 
 const char* file_type(mode_t mode) {
@@ -121,13 +132,7 @@ std::string OutputFolder::path_of(std::string_view name) const {
 }
 
 bool OutputFolder::has_file(std::string_view name) const {
-  struct stat st;
-  if (::fstatat(m_fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return false;
-    throw OutputError(fmt::format("cannot reach {}: {}", shown(path_of(name)), reason(errno)));
-  }
-  if (!S_ISREG(st.st_mode)) refuse(shown(path_of(name)), m_fd, name, st.st_mode);
-  return true;
+  return regular_or_nothing(m_fd, name, path_of(name));
 }
 
 int OutputFolder::open_existing(std::string_view name) const {
@@ -204,6 +209,10 @@ bool OutputFolder::make_folder(std::string_view name) const {
 int OutputFolder::remove(std::string_view name) const {
   if (::unlinkat(m_fd, std::string(name).c_str(), 0) == 0 || errno == ENOENT) return 0;
   return errno;
+}
+
+bool regular_file_or_nothing(const std::string& path) {
+  return regular_or_nothing(AT_FDCWD, path, path);
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {

@@ -75,6 +75,11 @@ class OutputFolder {
   int m_fd = -1;
 };
 
+// What OutputFolder::has_file says, of a path that SQLite or another
+// library will open itself: true for a regular file, false for nothing;
+// OutputError naming anything else there (its folder is not probed).
+bool regular_file_or_nothing(const std::string& path);
+
 // Writes content to `path` as OutputFolder::write_atomically does, in the
 // folder holding it, which must exist.
 void write_file_atomically(const std::string& path, std::string_view content);

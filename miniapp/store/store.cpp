@@ -528,13 +528,9 @@ namespace {
 // planted at either in a shared folder would make the import write into
 // another file (platform/files.hpp says what is there instead).
 void check_store_names(const std::string& path) {
-  const fs::path p(path), parent = p.parent_path();
-  if (!parent.empty() && !fs::exists(parent)) return;  // made below: nothing in it yet
   try {
-    const OutputFolder folder(parent.empty() ? std::string(".") : parent.string(),
-                              /*create=*/false);
     for (const char* suffix : {"", "-journal", "-wal", "-shm"})
-      folder.has_file(p.filename().string() + suffix);
+      regular_file_or_nothing(path + suffix);
   } catch (const OutputError& e) {
     throw StoreError(exit_bad_input, e.what());
   }
