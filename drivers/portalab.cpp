@@ -586,12 +586,20 @@ std::string unknown_command(const CLI::App& app, const std::string& word) {
 // (CLI11 says "The following argument was not expected").
 std::string not_expected(const CLI::App& app, const std::string& word) {
   const CLI::App* sub = word.empty() ? nullptr : app.get_subcommand(word);
+  // A command's own command (`db import`): the innermost one given.
+  std::string path = sub ? sub->get_name() : std::string();
+  while (sub && !sub->get_subcommands().empty()) {
+    sub = sub->get_subcommands().front();
+    path += " " + sub->get_name();
+  }
   const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
   const auto extras = command.remaining();
-  const std::string name = &command == &app ? std::string("portalab") : command.get_name();
-  const std::string help = &command == &app
-                               ? std::string("`portalab help` lists what it takes")
-                               : fmt::format("`portalab help {}` lists what it takes", name);
+  const std::string name = &command == &app ? std::string("portalab") : path;
+  const std::string help =
+      &command == &app ? std::string("`portalab help` lists what it takes")
+      : path.find(' ') == std::string::npos
+          ? fmt::format("`portalab help {}` lists what it takes", name)
+          : fmt::format("`portalab {} --help` lists what it takes", name);
   for (const auto& extra : extras) {
     if (extra.empty() || extra[0] != '-') continue;
     std::vector<std::string> options;
