@@ -766,6 +766,7 @@ int portalab_main(int argc, char** argv) {
     if (portalab::world().size() > 1)
       return bad_input("`portalab db` runs as one process, not under mpirun or srun: import "
                        "once, from one task, after the ranks have written their results");
+    if (const int code = startup().agree({"command: db"})) return code;
     return portalab::run_db_command(*db_cmd);
   }
   // list and help start no Kokkos: an option for it would be ignored.
