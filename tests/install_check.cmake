@@ -140,7 +140,8 @@ endif()
 file(GLOB scripts ${prefix}/share/portalab/scripts/*.py ${prefix}/share/portalab/scripts/*.sh
      ${prefix}/share/portalab/scripts/slurm/submit.sh)
 list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/portalab_results.py
-     ${prefix}/share/portalab/scripts/nsys_sqlite.py ${prefix}/share/portalab/scripts/nsys_env.sh)
+     ${prefix}/share/portalab/scripts/nsys_sqlite.py ${prefix}/share/portalab/scripts/nsys_env.sh
+     ${prefix}/share/portalab/scripts/store_report.py)
 foreach(s ${scripts})
   if(s MATCHES "\\.py$")
     run_ok(${PYTHON} ${s} --help)
