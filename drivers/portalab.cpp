@@ -387,6 +387,13 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   if (limits) {
     provenance["calibration"] = portalab::to_json(*limits);
     if (calibration_path) provenance["calibration"]["file"] = *calibration_path;
+    // Each rank measured its own GPU: its limits beside its place, for
+    // `portalab db fleet` (the run's calibration is rank 0's).
+    if (!calibration_path && all.size() > 1) {
+      const auto parts = all.gather(portalab::to_json(*limits).dump());
+      for (std::size_t k = 0; k < parts.size() && k < provenance["ranks"].size(); ++k)
+        provenance["ranks"][k]["calibration"] = nlohmann::json::parse(parts[k]);
+    }
     if (root) std::cout << portalab::format_calibration(*limits) << std::flush;
   }
   // Plain or streaming stores for each host space's loops beyond the cache,

@@ -77,13 +77,14 @@ CREATE TABLE gpus(
 CREATE INDEX gpus_uuid ON gpus(uuid);
 CREATE TABLE limits(
   run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
   space TEXT NOT NULL,
   host_space INTEGER NOT NULL,
   gpu_uuid TEXT,
   quantity TEXT NOT NULL,
   value REAL NOT NULL,
   unit TEXT NOT NULL,
-  PRIMARY KEY(run, space, quantity));
+  PRIMARY KEY(run, rank, space, quantity));
 CREATE INDEX limits_gpu ON limits(gpu_uuid);
 CREATE TABLE series(
   id INTEGER PRIMARY KEY,
@@ -265,8 +266,8 @@ class Importer {
             "applications_sm_mhz, ecc_enabled, ecc_errors, pcie_width, pcie_max_width, "
             "pcie_generation) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         m_limit(db.prepare(
-            "INSERT OR REPLACE INTO limits(run, space, host_space, gpu_uuid, quantity, value, unit) "
-            "VALUES(?,?,?,?,?,?,?)")),
+            "INSERT OR REPLACE INTO limits(run, rank, space, host_space, gpu_uuid, quantity, value, "
+            "unit) VALUES(?,?,?,?,?,?,?,?)")),
         m_series_find(db.prepare(
             "SELECT id FROM series WHERE experiment=? AND variant=? AND dtype=? AND n=? AND space=? "
             "AND copies=? AND library=? AND threads=? AND machine=?")),
@@ -377,28 +378,14 @@ class Importer {
         }
 
     // Calibrated limits: a host space's are the node's, a GPU space's the
-    // GPU of the rank that wrote the file.
-    for (const auto& s : obj(obj(p, "calibration"), "spaces")) {
-      const std::string space = str(s, "space");
-      if (space.empty()) continue;
-      const bool host_space = s.value("host", false);
-      auto limit = [&](const std::string& quantity, std::optional<double> v, const char* unit) {
-        if (!v || *v <= 0) return;
-        m_limit.bind(1, run).bind(2, space).bind(3, host_space ? 1 : 0);
-        if (host_space || rank0_gpu.empty())
-          m_limit.bind_null(4);
-        else
-          m_limit.bind(4, rank0_gpu);
-        m_limit.bind(5, quantity).bind(6, *v).bind(7, unit).run();
-      };
-      for (const char* q : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
-                            "read_gbps"})
-        limit(q, num(s, q), "GB/s");
-      limit("launch_us", num(s, "launch_us"), "us");
-      for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
-        if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
-      for (const auto& [kind, t] : obj(s, "transfers").items())
-        limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+    // GPU of the rank that wrote the file; on several ranks, each rank's
+    // own GPU's too (provenance.ranks[k].calibration).
+    add_limits(run, 0, rank0_gpu, obj(obj(p, "calibration"), "spaces"), true);
+    for (const auto& r : ranks) {
+      const int rank = static_cast<int>(num(r, "rank").value_or(0));
+      const std::string uuid = str(obj(r, "device"), "uuid");
+      if (rank > 0 && !uuid.empty())
+        add_limits(run, rank, uuid, obj(obj(r, "calibration"), "spaces"), false);
     }
 
     const auto& results = doc["results"];
@@ -435,6 +422,32 @@ class Importer {
   }
 
  private:
+  void add_limits(std::int64_t run, int rank, const std::string& gpu, const nlohmann::json& spaces,
+                  bool host_spaces) {
+    for (const auto& s : spaces) {
+      const std::string space = str(s, "space");
+      const bool host_space = s.is_object() && s.value("host", false);
+      if (space.empty() || (host_space && !host_spaces)) continue;
+      auto limit = [&](const std::string& quantity, std::optional<double> v, const char* unit) {
+        if (!v || *v <= 0) return;
+        m_limit.bind(1, run).bind(2, rank).bind(3, space).bind(4, host_space ? 1 : 0);
+        if (host_space || gpu.empty())
+          m_limit.bind_null(5);
+        else
+          m_limit.bind(5, gpu);
+        m_limit.bind(6, quantity).bind(7, *v).bind(8, unit).run();
+      };
+      for (const char* q : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
+                            "read_gbps"})
+        limit(q, num(s, q), "GB/s");
+      limit("launch_us", num(s, "launch_us"), "us");
+      for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
+        if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
+      for (const auto& [kind, t] : obj(s, "transfers").items())
+        limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+    }
+  }
+
   std::int64_t series_of(const nlohmann::json& r, const std::string& machine, const std::string& file,
                          std::size_t i) {
     const std::string experiment = key_text(r, "experiment", file, i),

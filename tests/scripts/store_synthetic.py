@@ -75,6 +75,25 @@ def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aa
     return {"schema_version": 2, "provenance": provenance, "summary": {}, "results": rows}
 
 
+def on_ranks(doc, uuids, triads):
+    """doc as a run on len(uuids) ranks of one node, rank k on GPU uuids[k]
+    with its own calibration (triad triads[k]); rows the slowest rank's."""
+    p = doc["provenance"]
+    ranks = []
+    for k, (uuid, triad) in enumerate(zip(uuids, triads)):
+        r = json.loads(json.dumps(p["ranks"][0]))
+        r.update(rank=k, ranks=len(uuids), local_rank=k, local_ranks=len(uuids), mpi=True)
+        r["device"] = dict(r.get("device", {}), uuid=uuid, device_id=k)
+        r["calibration"] = {"mode": "quick", "seconds": 1.0,
+                            "spaces": [gpu_limits(triad=triad), host_limits()]}
+        ranks.append(r)
+    p["ranks"] = ranks
+    p["calibration"] = ranks[0]["calibration"]
+    for row in doc["results"]:
+        row["ranks"] = len(uuids)
+    return doc
+
+
 def write(doc, folder):
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "results.json")

@@ -443,6 +443,23 @@ class FleetTest(StoreCase):
         self.assertIn("OUTLIER", p.stdout)
         self.assertIn("GPU-n1-2 on n1", p.stdout)
 
+    def test_one_run_on_four_ranks(self):
+        """mpirun -np 4: each rank's GPU with its own limits; rows (the
+        slowest rank's) are no one GPU's."""
+        doc = ss.on_ranks(ss.run([ss.row()], host="n5", job="900", gpu={"uuid": "GPU-r0"}),
+                          ["GPU-r0", "GPU-r1", "GPU-r2", "GPU-r3"], [2990.0, 2985.0, 2100.0, 2992.0])
+        ss.write(doc, os.path.join(self.tmp, "mpi"))
+        self.imported(os.path.join(self.tmp, "mpi"))
+        f = json.loads(portalab("db", "fleet", "--db", self.db, "--job", "900", "--json").stdout)
+        gpus = {g["id"]: g for g in f["gpus"]}
+        self.assertEqual(sorted(gpus), ["GPU-r0", "GPU-r1", "GPU-r2", "GPU-r3"])
+        triad = {k: next(x["value"] for x in g["limits"] if x["quantity"] == "triad_gbps")
+                 for k, g in gpus.items()}
+        self.assertEqual(triad, {"GPU-r0": 2990.0, "GPU-r1": 2985.0, "GPU-r2": 2100.0, "GPU-r3": 2992.0})
+        self.assertEqual([k for k, g in gpus.items() if g["outlier"]], ["GPU-r2"])
+        self.assertTrue(all(g["rows"] == [] for g in gpus.values()))
+        self.assert_consistent()
+
     def test_selection(self):
         self.imported(fleet_fixture(self.tmp))
         f = json.loads(portalab("db", "fleet", "--db", self.db, "--json").stdout)  # the latest job
