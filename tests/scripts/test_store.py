@@ -76,6 +76,14 @@ class StoreCase(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
         return p
 
+    def small_run(self, out, calibrate):
+        """A real run of a few seconds into out."""
+        p = portalab("run", "lab6-vector", "--out", out, "--set", f"calibrate={calibrate}",
+                     "--set", "reps=2", "--set", "vector_poly.sizes=[1000]",
+                     "--set", "stream_copy.sizes=[1000]", timeout=300,
+                     env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+
     def assert_consistent(self):
         self.assertEqual(integrity(self.db), "ok")
 
@@ -97,10 +105,7 @@ class ImportTest(StoreCase):
 
     def test_a_real_run(self):
         out = os.path.join(self.tmp, "real")
-        p = portalab("run", "lab6-vector", "--out", out, "--set", "calibrate=quick", "--set", "reps=2",
-                     "--set", "vector_poly.sizes=[1000]", "--set", "stream_copy.sizes=[1000]",
-                     timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.small_run(out, "quick")
         self.imported(out)
         with open(os.path.join(out, "results.json")) as f:
             doc = json.load(f)
@@ -524,10 +529,7 @@ class ReportTest(StoreCase):
 
     def test_beside_a_run(self):
         run = os.path.join(self.tmp, "real")
-        p = portalab("run", "lab6-vector", "--out", run, "--set", "calibrate=none", "--set", "reps=2",
-                     "--set", "vector_poly.sizes=[1000]", "--set", "stream_copy.sizes=[1000]",
-                     timeout=300, env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.small_run(run, "none")
         page = os.path.join(self.tmp, "run.html")
         p = self.report(run, "--db", self.db, "--out", page)
         self.assertEqual(p.returncode, 0, p.stderr)
