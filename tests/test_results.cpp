@@ -18,6 +18,8 @@
 #include <limits>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace {
 
 std::string read(const std::filesystem::path& p) {
@@ -47,7 +49,10 @@ const char* required[] = {"experiment", "variant", "library", "threads", "space"
 class ResultFiles : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir = std::filesystem::path(PORTALAB_TEST_FILES_DIR) / "portalab_test_results";
+    // One folder per process: ctest runs each test of this suite in its own
+    // process, at once under -j, and each writes and reads its own files.
+    dir = std::filesystem::path(PORTALAB_TEST_FILES_DIR) /
+          ("portalab_test_results." + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     const auto deck = portalab::parse_deck(
         "reps = 3\nwarmups = 1\n[vector_poly]\nsizes = [1000, 3]\ndtypes = [\"float64\", "
@@ -57,6 +62,7 @@ class ResultFiles : public ::testing::Test {
     options.out_dir = dir.string();
     summary = portalab::run_deck(deck, options, portalab::collect_provenance(&deck, {"test"}));
   }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir); }
   static inline std::filesystem::path dir;
   static inline portalab::RunSummary summary;
 };
