@@ -75,24 +75,15 @@ inline bool host_dot_chains(std::int64_t bytes) {
 }
 
 // The host's loop: a block's products summed in vector registers of Acc.
-// Doubles in four partial sums, each a vector of 32 bytes: on the CI's
-// AVX-512 Xeon one thread read 1e8 doubles at 17.5-18.0 GB/s this way
-// against 17.0-17.3 with the compiler's choice under
-// -mprefer-vector-width=512 (one 64-byte partial sum; two or four of those
-// read slower still), and 2e4 (in L1) at 147-151 GB/s against 122-124; on
-// an H200 node's Xeon the two were within its noise. Or (`chain`) in one
-// 16-byte partial sum, each FMA waiting for the one before: 4 cycles per 32
-// bytes, a pace the hardware prefetchers keep ahead of beyond the cache. On
-// the CI's Xeon two threads read 1e8 doubles at 38.1-38.9 GB/s this way
-// against 33.9-35.1 (Numba's loop, one chain of scalar adds, read 38.7); one
-// thread 19.3-22.6 against 17.7 in scratch programs, but 17.5-18.2 where the
-// same instructions sat at other code addresses (portalab's binary among
-// them): a loop at its latency bound loses a fifth to one more cycle. In L1
-// and L2 the chain reads 30 GB/s against 106-128. Hence calibration's choice
-// by space and size (host_dot_chain_bytes), never a rule. Floats keep the compiler's loop: in 32-byte
-// vectors they read 14.4 GB/s with the arrays at two of four cache-line
-// offsets within a page (16.3-18.1 at the others), in the compiler's loop
-// 16.0-17.0 at each.
+// Doubles in four partial sums, each a vector of 32 bytes (faster than the
+// compiler's one 64-byte sum under -mprefer-vector-width=512). Or (`chain`)
+// in one 16-byte partial sum, each FMA waiting for the one before: a pace the
+// hardware prefetchers keep ahead of beyond the cache, but bound by the FMA's
+// latency, so slow in the caches and sensitive to where the code sits. Which
+// is faster depends on the machine and the thread count: hence calibration's
+// choice by space and size (host_dot_chain_bytes), never a rule. Floats keep
+// the compiler's loop, whose speed does not depend on the arrays' offsets.
+// Figures: docs/performance.md, "The host's dot".
 template <class T, class Acc>
 struct HostDotBlock {
   const T* x;
@@ -142,12 +133,10 @@ struct DotElements {
 // Contiguous x and y are read in 16-byte chunks, several per work item (see
 // chunks_per_item): Kokkos' Cuda reduction launches no more threads than the
 // device holds at once, each looping over items, so one element per item
-// leaves too few loads in flight (81% of the copy bandwidth at 1e8 float32
-// on an H200). Four chunks side by side (iU, ..., iU + U - 1) read 3000
-// GB/s on an H100 in a scratch kernel but 1000-2200 in this functor, as
-// nvcc compiled it; chunks a stride apart hold 2880-2950 (CuPy's sum of one
-// array: 3082). Strided views take one element per item. A host sums blocks
-// in vector registers (HostDotBlock).
+// leaves too few loads in flight. Chunks a stride apart, not side by side:
+// side by side was fast in a scratch kernel but not as nvcc compiled this
+// functor (docs/performance.md, "Work per GPU thread"). Strided views take
+// one element per item. A host sums blocks in vector registers (HostDotBlock).
 template <class Exec, class X, class Y, class R>
 void dot_reduce(const Exec& exec, const X& x, const Y& y, const R& result) {
   using Acc = typename R::non_const_value_type;

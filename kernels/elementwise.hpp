@@ -75,8 +75,8 @@ struct GaussianPdf {
   }
   // A host block's loop, o[i] for i < m from p = {x}: whole vectors through
   // libmvec where the build has it, the rest as above, the same operations
-  // in the same order. One scalar exp an element, as Numba's loop makes too,
-  // ran at 0.83x Numba on an H100 node's 16 cores; so, 4.4x.
+  // in the same order: one scalar exp an element, as Numba's loop makes too,
+  // is several times slower (docs/performance.md, "Vector math on the host").
   void host_loop(T* o, const T* const* p, std::int64_t m) const {
     std::int64_t i = 0;
     if constexpr (host_vector_math<T>) {
@@ -157,8 +157,7 @@ KOKKOS_INLINE_FUNCTION void divmod(std::int64_t k, std::int64_t f, std::int64_t&
 // the streaming kernels (chunks_per_item). Host: one run of 1024 chunks
 // (16 KB, as host_block's 2048 doubles), so that the division that places a
 // run and, with streaming stores, the fence after it are paid once per 16
-// KB: with 1 KB runs streaming took 93 ms for 10000² int64 on a 2-core
-// Xeon VM, where plain stores took 62.
+// KB: with 1 KB runs the fences made streaming slower than plain stores.
 template <class Exec>
 inline constexpr int broadcast_chunks_per_run = is_host_exec_v<Exec> ? 1024 : 1;
 
@@ -287,8 +286,8 @@ struct BroadcastMD {
 
 // z(i, j) = m(i, j) + vec(by_row ? j : i). m and z contiguous, of one layout
 // (LayoutLeft or LayoutRight): a 1-D launch over their storage
-// (BroadcastFlat); a 2-D MDRangePolicy ran at 21% of the memory bandwidth on
-// an H200 at 10000² int64. Other views: the MDRangePolicy.
+// (BroadcastFlat): a 2-D MDRangePolicy reached a fraction of the memory's
+// bandwidth on a GPU. Other views: the MDRangePolicy.
 template <bool ByRow, class Exec, class M, class V, class Z>
 void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec, const Z& z) {
   using Layout = typename Z::array_layout;

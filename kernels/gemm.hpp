@@ -49,15 +49,14 @@ struct GemmShape {
 // B slice hit 32 distinct banks, 2 teams per SM. float32: 256 threads, a
 // 128×128 tile (≤ 128 registers a thread). float64: the 8×8 block alone takes
 // 128 registers; 128 threads and a 128×64 tile, the fastest of the shapes
-// tried on an H200 (gemm_native_shape/... benchmarks: 19.0 TFLOP/s at 4096
-// against 18.5 for 256 threads and 128×128, 14.4 to 18.3 for the others).
+// the gemm_native_shape/... benchmarks try (docs/performance.md, "Dense
+// linear algebra").
 // Host spaces: one thread per team and a 128×128 tile of micro-tiles, each
 // one vector register of rows (host_vector_bytes) by 8 columns: 8 accumulator
 // registers, A's rows loaded once per k, B's elements broadcast. K in slices
 // of 128, each micro-tile's slices of A and B stored contiguously (AW, BW) so
 // that the thread streams through them. The tile's size amortises the
-// packing: at 64×64 the strided reads of A's columns took 40% of the time
-// (perf, 2048); 128×128 ran at 1.45× that (one AMD EPYC core, AVX-512).
+// packing: at 64×64 the strided reads of A's columns took much of the time.
 template <class Exec, class T, bool Host = is_host_exec_v<Exec>>
 struct GemmTiling;
 template <class Exec, class T>

@@ -2,9 +2,8 @@
 // vector math library (libmvec), for the host blocks of kernels that call
 // them (PolarDistance, GaussianPdf, op::Cos and its kind). GCC calls libmvec
 // only under -ffast-math, so a host loop over std::sin and std::cos makes
-// one scalar libm call per element: on the 2-core Xeon VM polar_distance's
-// loop of 1e7 doubles took 350 ms so, 69 ms through libmvec (one thread),
-// within 1e-15 of the scalar results (libmvec is within 4 ulp).
+// one scalar libm call per element, several times slower than libmvec's
+// vectors (within 4 ulp; docs/performance.md, "Vector math on the host").
 #pragma once
 
 #include <cmath>
@@ -123,9 +122,7 @@ inline constexpr bool host_vector_math = requires { HostVectorMath<T>::width; };
 // o[i] = f(x[i]) for i < m, f one function of HostVectorMath: whole vectors
 // where the build has vector math, the rest (or all) one element at a time.
 // Not float sines and cosines: libmvec's take a slow path for arguments of
-// thousands (the array tour's arange), and its float32 row at 2e4 ran 0.12
-// ms so, 0.10 through libm (2 threads, the 2-core Xeon VM); doubles 0.03
-// against 0.15.
+// thousands (the array tour's arange), slower than libm there; doubles gain.
 enum class Fn { sin, cos, exp, sqrt };
 template <Fn F, class T>
 void host_apply(T* o, const T* x, std::int64_t m) {

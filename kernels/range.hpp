@@ -60,8 +60,8 @@ template <class Exec>
 using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
 
 // Elements per thread of `map`. On a GPU one element per thread leaves too
-// few bytes in flight for 4-byte types: float32 kernels reached 84% of the
-// copy bandwidth on an H100 where float64 reached 100%. Four per thread, all
+// few bytes in flight for 4-byte types to cover the memory's latency
+// (docs/performance.md, "32-bit and 64-bit"). Four per thread, all
 // loaded before any is stored, give each thread independent loads. One on a
 // host, for views that are not contiguous (contiguous ones take host_map).
 template <class Exec>
@@ -129,19 +129,18 @@ bool contiguous(const V&... v) {
 // three bytes for every two it means to. A non-temporal store writes the
 // line to memory without reading it and without evicting the caches' other
 // data, as glibc's memcpy does for large copies and as STREAM's best results
-// are compiled: on an H100 node's 16-core Xeon a polynomial of 1e8 doubles
-// ran in 14.1 ms with them and 19.2 ms without, a triad in 18.9 and 23.8.
-// Worth it only where the arrays leave the cache anyway (data that fits
-// stays there for the next kernel), and only on CPUs where such stores are
-// fast: on the 2-core AMD EPYC CI VM a loop over 1e8 doubles took 48 ms
-// with them and 29 ms without. So the framework measures both on the
+// are compiled. Worth it only where the arrays leave the cache anyway (data
+// that fits stays there for the next kernel), and only on CPUs where such
+// stores are fast: they win on some CPUs and lose badly on others
+// (docs/performance.md, "Streaming stores on the host"). So the framework
+// measures both on the
 // machine (limits/calibrate.cpp) and sets, per host execution space (the
 // thread count changes the answer), the bytes (a loop's arrays together)
 // from which its loops stream their stores; negative, the default: never.
 // Copies are measured apart (Stores::copies): a plain copy is memcpy, and
 // the C library's own large copies may already skip reading the lines they
-// write (`rep movsb` on Intel CPUs with fast strings): on a 2-core Xeon VM
-// streaming sped a triad up by 20% and slowed a copy by 20%.
+// write (`rep movsb` on Intel CPUs with fast strings): streaming may speed
+// a triad up and slow a copy on the same machine.
 enum class Stores { loops, copies };
 template <class Exec, Stores K = Stores::loops>
 inline std::int64_t& host_streaming_bytes() {
@@ -181,10 +180,8 @@ inline void stream_put(char* d, StreamVector v) { _mm_stream_si128(reinterpret_c
 // dst once the parallel loop ends. Four 4 KB stretches at a time, a block of
 // four vectors of each in turn, the next block of each prefetched, as
 // glibc's large memcpy does (large_memcpy_4x): four streams of lines keep
-// more of the memory's pages busy than one. On the 2-core Xeon VM, 2.4 GB,
-// seven rounds in turn: 2 threads 46.2-46.9 GB/s, memcpy 46.1-46.9, and
-// 45.2-45.8 with one vector of each stretch at a time; 1 thread 25.4-25.7,
-// memcpy 24.3-24.6; one stream of vectors 35 against memcpy's 41.5 on 800 MB.
+// more of the memory's pages busy than one, and a block of each beats one
+// vector of each (docs/performance.md, "Streaming stores on the host").
 template <class T>
 void stream_store(T* dst, const T* src, std::int64_t m) {
   char* d = reinterpret_cast<char*>(dst);

@@ -16,9 +16,9 @@ namespace portalab::kernels {
 // The copy of stream_copy: item i moves chunks i, i + stride, ... (all
 // loaded, then all stored), and items below the tail's length move one of
 // the last n mod Chunk::size elements each. stream_copy gives it one chunk
-// an item (stride = chunks): on an H100 a copy of 2^28 doubles so moved
-// 3000 GB/s, cudaMemcpy's rate, where four chunks a stride apart moved 2890
-// (and four side by side 2300).
+// an item (stride = chunks): on a GPU so it moves as fast as cudaMemcpy,
+// more than with several chunks an item (docs/performance.md, "Work per GPU
+// thread").
 template <class X, class Z, int U>
 struct CopyChunks {
   using T = typename Z::non_const_value_type;
@@ -65,8 +65,8 @@ struct CopyElements {
 // copy loop (LLVM turns Numba's prange copy into memcpy). Beyond the cache,
 // where calibration found it faster (host_streams, Stores::copies), with
 // streaming stores, so that the copy reads and writes each byte once
-// instead of also reading every line it writes: on an H100 node's Xeon, 16
-// threads, memcpy moved 100 GB/s where streaming stores reached 120.
+// instead of also reading every line it writes (docs/performance.md,
+// "Streaming stores on the host").
 template <class T>
 struct HostCopyParts {
   const T* x;
@@ -123,7 +123,7 @@ void stream_copy(const Exec& exec, const X& x, const Z& z) {
 
 // z = x one element per thread, as BabelStream's Kokkos port copies: on a GPU
 // too few bytes in flight per thread to reach the memory's bandwidth in
-// float32 (about 40% of it on an H200), closer in float64. On a host the
+// float32, closer in float64. On a host the
 // same loop a compiler makes of it (host_copy).
 template <class Exec, class X, class Z>
 void stream_copy_naive(const Exec& exec, const X& x, const Z& z) {
