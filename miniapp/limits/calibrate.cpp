@@ -91,28 +91,26 @@ Sizes sizes_for(bool host, bool quick, int host_threads, std::size_t device_free
     // Three arrays: keep them within a quarter of the memory available.
     const std::size_t fits = host_available_bytes() / 4 / 3 / sizeof(double);
     // Quick, a run's default: 64 MB arrays, seconds on any machine. First
-    // touch is dear on a virtual machine (the 2-core CI VM spent 20 s per
-    // space faulting in three 128 MB arrays), and a VM may claim its host's
-    // whole L3 (512 MB there). Quick limits may so sit partly in a large
-    // server's cache (an H100 node's 300 MB L3 gave OpenMP a quick "memory"
-    // limit of 185 GB/s, twice its memory's), which the limits table says:
+    // touch is dear on a virtual machine, and a VM may claim its host's
+    // whole L3. Quick limits may so sit partly in a large server's cache
+    // (well above its memory's bandwidth), which the limits table says:
     // limits to report come from a full calibration (arrays up to 2 GB).
     const std::size_t n =
         quick ? std::min(std::size_t{1} << 23, fits)
               : std::min({std::max<std::size_t>(1u << 25, beyond_cache), std::size_t{1} << 28, fits});
     const std::size_t gemm_n = quick ? 1024 : host_threads > 4 ? 4096 : 2048;
     // Full: the best of 20, as BabelStream takes the best of its runs (a
-    // node's bandwidth wandered 10% between windows a minute apart).
+    // node's bandwidth wanders between windows a minute apart).
     return quick ? Sizes{n, {}, gemm_n, 3} : Sizes{n, {}, gemm_n, 20};
   }
   // A GPU's bandwidths from 2 GiB arrays, in either mode (a few ms each): on
-  // 2^25 doubles a kernel's fixed cost took 11% off the read, and a dot of
-  // 1e9 floats read 111% of the limit (an H100). 4 GiB arrays gave the same
-  // limits as 2 GiB. Three arrays within a quarter of the free memory.
+  // smaller arrays a kernel's fixed cost takes a visible share off the read,
+  // and rows of larger sizes then read above the limit; larger arrays gave
+  // the same limits. Three arrays within a quarter of the free memory.
   const std::size_t device_n = std::min<std::size_t>(
       std::size_t{1} << 28, std::max<std::size_t>(device_free_bytes / 4 / 3 / sizeof(double), 1u << 20));
-  // The vendor gemm at 8192 in either mode (20 ms a product): at 4096 cuBLAS
-  // ran below its rate at 8192, and a node deck's gemm rows read 100.5%.
+  // The vendor gemm at 8192 in either mode (milliseconds a product): at 4096
+  // cuBLAS runs below its rate at 8192, where the decks' gemm rows run.
   return quick ? Sizes{device_n, {1u << 20, 1u << 26}, 8192, 5}
                : Sizes{device_n, {1u << 20, 1u << 24, 1u << 28, 1u << 30}, 8192, 10};
 }
@@ -158,12 +156,13 @@ double steady_best(SpaceLimits& s, Unsteady what, const std::vector<double>& ms,
 }
 
 // A GPU's read limit, raised to what its memory reads past a kernel's fixed
-// cost. On an H200 the dot over floats read 6% faster than over doubles of
-// the same bytes, and the cost of a kernel (launch, ramp, the reduction's
-// last block) was 30-45 us: a dot of 1e9 floats read 107% of a limit taken
-// as bytes over time from a dot of 2^28 doubles. So: b and c read as floats
-// too, and each type's rate is the marginal one, between half and all of
-// the arrays (a row's rate, its own fixed cost included, stays below it).
+// cost. The dot over floats can read faster than over doubles of the same
+// bytes, and a kernel's fixed cost (launch, ramp, the reduction's last
+// block) lowers a limit taken as bytes over time, so that a large row read
+// above it. So: b and c read as floats too, and each type's rate is the
+// marginal one, between half and all of the arrays (a row's rate, its own
+// fixed cost included, stays below it). Figures: docs/performance.md,
+// "Work per GPU thread".
 template <class Space, class View>
 void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& b, const View& c) {
   using Memory = typename Space::memory_space;
@@ -247,7 +246,7 @@ std::int64_t streaming_from_bytes() {
 // Three host arrays together twice the last-level cache (or the stream
 // size where it is unknown), allocated once per calibration and shared by
 // its host spaces (all in HostSpace): first touch is dear on a virtual
-// machine (a second per GB on the 2-core CI VM) and must not be paid twice.
+// machine and must not be paid twice.
 struct StoresProbe {
   using View = Kokkos::View<double*, Kokkos::HostSpace>;
   View a, b, c;
@@ -293,13 +292,14 @@ std::pair<double, double> fastest_both_ways(const Space& exec, int reps, std::in
 // Plain or streaming stores for the space's loops beyond the cache: a triad
 // both ways, in turn, on the probe's arrays, the fastest repetition of each;
 // streaming kept only when 3% faster (they bypass the cache, so a tie goes
-// to plain). Non-temporal stores saved 20-27% on an H100 node's 16-core Xeon
-// and cost 65% on a 2-core AMD EPYC CI VM: no rule of thumb decides it.
+// to plain). Non-temporal stores save a quarter of a loop's time on some
+// CPUs and cost more than half on others: no rule of thumb decides it
+// (docs/performance.md, "Streaming stores on the host").
 // Copies stream whenever that is faster: a copy beyond the cache leaves
 // nothing of use in it either way (glibc's memcpy itself writes around the
-// cache above its non_temporal_threshold, 190 MB on the CI VM), so no tie is
-// owed to memcpy; one thread there streamed at 25.4 GB/s against memcpy's
-// 24.6, short of a 3% margin. Sets the space's stores before its copy and
+// cache above its non_temporal_threshold), so no tie is owed to memcpy, and
+// a small gain over memcpy, short of a 3% margin, still counts. Sets the
+// space's stores before its copy and
 // triad limits are measured, so that the limits are of the loops the rows run.
 template <class Space>
 void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
@@ -390,7 +390,7 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       const std::size_t n = bytes / sizeof(double);
       Kokkos::View<double*, typename Space::memory_space> device("device", n);
       // On huge pages where the rows' pageable mirrors are (arrays.hpp):
-      // copies from them ran 10-20% faster on an H100 node.
+      // copies from them are faster so.
       auto pageable = allocate_view<Kokkos::View<double*, Kokkos::HostSpace>>("pageable", n);
       Kokkos::deep_copy(pageable, 0.0);
       Kokkos::View<double*, Pinned> pinned("pinned", n);

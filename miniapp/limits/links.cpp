@@ -194,9 +194,9 @@ Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
     for_each_space([&](auto tag) {
       using Space = typename decltype(tag)::type;
       const std::string name = Space::name();
-      // NCCL's bus bandwidth still grows past 256 MiB (277 GB/s there, 325
-      // at 1 GiB on two H200s): the limit is taken at 1 GiB, a few ms. Host
-      // memory through MPI moves about 1 GB/s: less is enough there.
+      // NCCL's bus bandwidth still grows past 256 MiB (docs/performance.md,
+      // "Several GPUs"): the limit is taken at 1 GiB, a few ms. Host memory
+      // through MPI is a thousand times slower: less is enough there.
       const std::size_t bytes = !is_host_space_v<Space> ? (1u << 30)
                                 : options.quick         ? (64u << 20)
                                                         : (256u << 20);

@@ -663,12 +663,12 @@ EntryEnergy EnergyLog::finish() {
     // The counter's whole move over the window, not the sum of each
     // repetition's: NVML's counter moves every few tens of ms, and a move
     // that fell between two repetitions was lost to the sum when each was
-    // read in line (on an H100, 16% of a gemm's joules).
+    // read in line (a sixth of a gemm's joules: docs/performance.md, "Energy").
     s.joules = *last - *first;
     for (double j : kernel) s.kernel_joules += j;
     // All repetitions together, not the median one: NVML's counter moves
-    // every few tens of ms on an H100, so most 30 ms gemm repetitions read 0 J
-    // (83 of 250 moved) and the median was 0.
+    // less often than a short repetition lasts, so most such repetitions read
+    // 0 J and the median is 0.
     s.joules_per_rep = s.joules / static_cast<double>(rep.size());
     s.kernel_joules_per_rep = kernel.empty() ? 0.0 : s.kernel_joules / static_cast<double>(kernel.size());
     s.seconds = window_s > 0 ? window_s : seconds;

@@ -147,9 +147,9 @@ EntryEnergy sum_over_ranks(const std::vector<EntryEnergy>& ranks,
 // regions. The CPU's counters are read in line, at the phases' edges, after
 // the fence that ends a phase and before the next phase's timer starts. The
 // GPU is read by a thread of its own while the repetitions run back to back:
-// read in line (1-3 ms a read on an H100 node, 4-15 ms a repetition) the
-// queries spaced the repetitions, and a GPU at its power cap then ran each
-// one faster (float64 gemm 8192: 7% against --energy off). The phases' GPU
+// read in line (milliseconds a read) the queries spaced the repetitions, and
+// a GPU at its power cap then ran each one faster than with --energy off
+// (docs/performance.md, "Energy"). The phases' GPU
 // joules are the sampled counter interpolated at their edges; the window's
 // run from a read just before the first repetition to one just after the
 // last.

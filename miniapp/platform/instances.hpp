@@ -95,8 +95,7 @@ inline bool host_instances_in_turn() {
 // (OMP_PROC_BIND not false): the instances' threads inherit the binding of the
 // thread that starts them and each OpenMP partition binds its team from the
 // first place again, so the instances share cores instead of dividing them
-// (measured on a 16-core node: 8 Serial instances 1.05x one, against 7.4x
-// with OMP_PROC_BIND=false).
+// (docs/performance.md, "Streams").
 template <class Space>
 std::string instance_timing(int count) {
   std::string how = count == 1 ? std::string("fence on its instance")

@@ -62,8 +62,8 @@ std::vector<std::string> enabled_space_names();
 
 // Kokkos' Threads workers run on the CPUs of the thread that started them.
 // An OpenMP runtime started with OMP_PROC_BIND set (OpenBLAS' in a Threads
-// build) binds the main thread to one CPU first, and 16 Threads workers then
-// shared it: an H200 node's Threads copy limit read 24 GB/s, 122 unbound.
+// build) binds the main thread to one CPU first, and all the Threads workers
+// then share it, at a fraction of the machine's bandwidth.
 // The warning for `threads` workers on `cpus` CPUs (empty when they fit);
 // proc_bind: OMP_PROC_BIND, null when unset.
 std::string threads_affinity_warning(int threads, int cpus, const char* proc_bind);
@@ -82,9 +82,9 @@ std::string threads_default_warning(const std::vector<std::string>& spaces,
                                     const std::vector<std::string>& kokkos_args);
 
 // Idle Kokkos Threads workers never sleep: each yields in a loop
-// (Kokkos_Threads_Instance.cpp, wait_yield). On an H200 node's 16-core Xeon,
-// 15 of them made a Serial copy of 1e8 doubles 8-11% slower (84.5 and 87.1
-// ms against 76.4 and 79.6 with none). Where Threads is compiled and
+// (Kokkos_Threads_Instance.cpp, wait_yield), and slow a Serial copy beside
+// them (docs/performance.md, "The CPU against Numba and BabelStream"). Where
+// Threads is compiled and
 // `spaces` (what a run or calibration measures; empty: every compiled one)
 // has Serial and not Threads: the option that starts Threads on one thread,
 // "--kokkos-num-threads=1" (over KOKKOS_NUM_THREADS, which a job script sets
