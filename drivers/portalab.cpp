@@ -14,8 +14,8 @@
 #include "ranks/comm.hpp"
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
-#include "plan/dry_run.hpp"
-#include "plan/expand.hpp"
+#include "engine/dry_run.hpp"
+#include "engine/expand.hpp"
 #include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/console.hpp"
@@ -32,7 +32,7 @@
 #include "results/provenance.hpp"
 #include "results/result_files.hpp"
 #include "results/schema_version.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>

@@ -6,7 +6,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/host_blas.hpp"
 #include "platform/library_probe.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 #include "platform/spaces.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/range.hpp"

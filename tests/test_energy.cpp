@@ -8,7 +8,7 @@
 #include "platform/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "results/result.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

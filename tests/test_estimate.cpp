@@ -3,10 +3,10 @@
 // left that the progress lines show.
 #include "limits/calibrate.hpp"
 #include "deck/deck.hpp"
-#include "plan/dry_run.hpp"
-#include "plan/estimate.hpp"
+#include "engine/dry_run.hpp"
+#include "engine/estimate.hpp"
 #include "experiment/experiment.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include <gtest/gtest.h>
 

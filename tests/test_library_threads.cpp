@@ -7,7 +7,7 @@
 #include "platform/instances.hpp"
 #include "kernels/library_threads.hpp"
 #include "platform/library_probe.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 #include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>

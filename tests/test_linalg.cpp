@@ -11,7 +11,7 @@
 #include "kernels/vendor_blas.hpp"
 #include "platform/library_probe.hpp"
 #include "experiment/matrix_check.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 #include "spaces_types.hpp"
 
 #include <KokkosLapack_gesv.hpp>

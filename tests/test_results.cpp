@@ -6,7 +6,7 @@
 #include "results/provenance.hpp"
 #include "results/result.hpp"
 #include "results/schema_version.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

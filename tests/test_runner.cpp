@@ -6,7 +6,7 @@
 #include "kernels/vendor.hpp"
 #include "platform/spaces.hpp"
 #include "results/provenance.hpp"
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 // (tests/mpi/test_startup.py).
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
-#include "plan/expand.hpp"
+#include "engine/expand.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/startup.hpp"
 #include "ranks/watchdog.hpp"

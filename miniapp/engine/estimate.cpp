@@ -1,4 +1,4 @@
-#include "plan/estimate.hpp"
+#include "engine/estimate.hpp"
 
 #include "limits/calibrate.hpp"
 

@@ -1,4 +1,4 @@
-#include "run/runner.hpp"
+#include "engine/runner.hpp"
 
 #include "experiment/experiment.hpp"
 #include "platform/console.hpp"

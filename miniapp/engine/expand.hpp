@@ -1,4 +1,4 @@
-// The first stage of a run (run/runner.hpp): the deck into entries, one per
+// The first stage of a run (engine/runner.hpp): the deck into entries, one per
 // result row, in the order they run.
 #pragma once
 

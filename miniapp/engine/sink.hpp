@@ -1,10 +1,10 @@
-// The third stage of a run (run/runner.hpp): the rows as they are measured,
+// The third stage of a run (engine/runner.hpp): the rows as they are measured,
 // into progress lines, speedups, figures relating a case's variants, console
 // tables and the result files.
 #pragma once
 
-#include "measure/run_entry.hpp"
-#include "plan/expand.hpp"
+#include "engine/run_entry.hpp"
+#include "engine/expand.hpp"
 #include "results/result.hpp"
 #include "results/result_files.hpp"
 

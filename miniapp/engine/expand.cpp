@@ -1,4 +1,4 @@
-#include "plan/expand.hpp"
+#include "engine/expand.hpp"
 
 #include "experiment/experiment.hpp"
 #include "platform/spaces.hpp"

@@ -1,8 +1,8 @@
-#include "run/sink.hpp"
+#include "engine/sink.hpp"
 
 #include "experiment/experiment.hpp"
 #include "limits/calibrate.hpp"
-#include "plan/dry_run.hpp"
+#include "engine/dry_run.hpp"
 #include "platform/interrupt.hpp"
 #include "results/analysis.hpp"
 

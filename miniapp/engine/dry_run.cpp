@@ -1,4 +1,4 @@
-#include "plan/dry_run.hpp"
+#include "engine/dry_run.hpp"
 
 #include "limits/calibrate.hpp"
 #include "experiment/experiment.hpp"

@@ -4,8 +4,8 @@
 // lines' time left (the Sink's).
 #pragma once
 
-#include "plan/estimate.hpp"
-#include "plan/expand.hpp"
+#include "engine/estimate.hpp"
+#include "engine/expand.hpp"
 
 #include <cstddef>
 #include <optional>

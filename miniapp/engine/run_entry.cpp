@@ -1,4 +1,4 @@
-#include "measure/run_entry.hpp"
+#include "engine/run_entry.hpp"
 
 #include "experiment/experiment.hpp"
 #include "limits/calibrate.hpp"

@@ -1,10 +1,10 @@
-// The second stage of a run (run/runner.hpp): one entry measured into a
+// The second stage of a run (engine/runner.hpp): one entry measured into a
 // Result, its case set up (or reused), its phases timed (cold call, warm-ups,
 // fenced repetitions) and checked; with several ranks, every rank passes the
 // entry's gates together and rank 0 combines their parts into one row.
 #pragma once
 
-#include "plan/expand.hpp"
+#include "engine/expand.hpp"
 #include "platform/energy.hpp"
 #include "results/result.hpp"
 
