@@ -42,12 +42,20 @@ portalab_find_nsys() {
 }
 
 # The options of every portalab profile: CUDA and NVTX only, no CPU sampling
-# or context switches (with them a small run writes hundreds of MB).
-# NSYS_TRACE replaces the trace list (e.g. cuda,nvtx,osrt,openmp).
+# or context switches (with them a small run writes hundreds of MB); CUDA
+# graphs traced per node, so that a replayed Kokkos Graph shows its kernels
+# (nsys's default traces a graph as one block, its kernels unseen).
+# NSYS_TRACE replaces the trace list (e.g. cuda,nvtx,osrt,openmp);
+# NSYS_CUDA_GRAPH_TRACE the graph tracing (graph: as one block, lighter;
+# empty: the option left out, for an nsys that lacks it).
 portalab_nsys_options() {
   # shellcheck disable=SC2034  # read by the scripts that source this file
   PORTALAB_NSYS_OPTIONS=(--trace="${NSYS_TRACE:-cuda,nvtx}" --sample=none --cpuctxsw=none
                          --force-overwrite=true)
+  local graphs=${NSYS_CUDA_GRAPH_TRACE-node}
+  if [ -n "$graphs" ]; then
+    PORTALAB_NSYS_OPTIONS+=(--cuda-graph-trace="$graphs")
+  fi
 }
 
 # portalab_nsys_summaries REPORT.nsys-rep: next to it, REPORT.sqlite (every

@@ -21,9 +21,10 @@
 #                                  inside an Nsight Systems or Compute install)
 #   NSYS_LIBS=DIR                  put first on LD_LIBRARY_PATH (libdw, libelf)
 #   NSYS_TRACE=cuda,nvtx           what nsys traces
+#   NSYS_CUDA_GRAPH_TRACE=node     CUDA graphs per node (graph: as one block)
 set -euo pipefail
-case ${1:-} in -h | --help) sed -n '2,23p' "$0"; exit 0 ;; esac
-if [ $# -lt 1 ]; then sed -n '2,23p' "$0"; exit 2; fi
+case ${1:-} in -h | --help) sed -n '2,24p' "$0"; exit 0 ;; esac
+if [ $# -lt 1 ]; then sed -n '2,24p' "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/nsys_env.sh
 source "$here/nsys_env.sh"

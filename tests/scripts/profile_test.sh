@@ -57,7 +57,7 @@ grep -q "2025.10.0 (fake) at $new" "$tmp/stderr" || fail "not the newest nsys: $
 for f in profile.nsys-rep profile.sqlite profile-stats.txt results/results.json; do
   [ -f "$out/$f" ] || fail "no $out/$f"
 done
-for option in profile --trace=cuda,nvtx --sample=none --cpuctxsw=none; do
+for option in profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --cuda-graph-trace=node; do
   grep -qx -- "$option" "$out/profile.nsys-args" || fail "nsys not called with $option"
 done
 [[ $(cat "$out/profile.ld-library-path") == "$tmp/libs"* ]] || fail "NSYS_LIBS not first on LD_LIBRARY_PATH"
