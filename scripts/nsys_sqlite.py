@@ -1,6 +1,7 @@
 """Reads an Nsight Systems SQLite export (`nsys export --type sqlite`) into
-Python objects: NVTX ranges, kernels, memory copies and memsets, each GPU
-activity with the thread and moment its CUDA call was made; and groups
+Python objects: NVTX ranges, kernels, memory copies, memsets and CUDA graph
+executions, each GPU activity with the thread and moment its CUDA call was
+made; and groups
 portalab's ranges into measurements (one per measured variant).
 
 Used by scripts/timeline.py and scripts/nsys_check.py. Only the standard
@@ -10,7 +11,10 @@ Tables read (nsys 2021 onwards; missing ones count as empty): NVTX_EVENTS
 (eventType 59 push/pop and 60 start/end ranges; the name in `text` or, for
 registered strings, `textId` into StringIds), CUPTI_ACTIVITY_KIND_KERNEL
 (demangledName, shortName: StringIds), CUPTI_ACTIVITY_KIND_MEMCPY (copyKind,
-ENUM_CUDA_MEMCPY_OPER), CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME
+ENUM_CUDA_MEMCPY_OPER), CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_GRAPH_TRACE
+(a CUDA graph launch traced as a whole, nsys's default --cuda-graph-trace=graph:
+its nodes are then no rows of the kernel and copy tables; traced per node, they
+are, each with its graph launch's correlationId), CUPTI_ACTIVITY_KIND_RUNTIME
 and _DRIVER (the calls, by correlationId), TARGET_INFO_SESSION_START_TIME.
 Times are nanoseconds on the report's clock.
 """
@@ -62,15 +66,15 @@ class Range:
 
 @dataclass
 class Activity:
-    """A kernel, memcpy or memset as it ran on the GPU."""
-    kind: str  # "kernel", "memcpy" or "memset"
+    """A kernel, memcpy, memset or CUDA graph execution as it ran on the GPU."""
+    kind: str  # "kernel", "memcpy", "memset" or "graph" (a graph traced as a whole)
     start: int
     end: int
     device: int
     stream: int
     pid: int
     correlation: int
-    name: str = ""  # kernels: demangled name; copies: "memcpy h2d", ...
+    name: str = ""  # kernels: demangled name; copies: "memcpy h2d", ...; "CUDA graph <id>"
     short_name: str = ""
     bytes: int = 0
     copy: str = ""  # memcpy: h2d, d2h, d2d, h2h, p2p or other
@@ -92,19 +96,21 @@ class Profile:
     kernels: list
     copies: list
     memsets: list
+    graphs: list = field(default_factory=list)  # graph executions traced as a whole
     session_start_utc_ns: int = None
     warnings: list = field(default_factory=list)
     unclosed: list = field(default_factory=list)  # (name, start) of NVTX ranges never ended
     _index: dict = field(default=None, repr=False)  # launched_in's, built on first use
 
     def activities(self):
-        return sorted(self.kernels + self.copies + self.memsets, key=lambda a: (a.start, a.end))
+        return sorted(self.kernels + self.copies + self.memsets + self.graphs,
+                      key=lambda a: (a.start, a.end))
 
     def launched_in(self, rng, activities=None):
         """The activities queued from inside rng: their CUDA call was made on
         rng's thread while it was open. Without the calls (no CUDA API trace),
         those that ran on the GPU within rng's time. activities: a subset to
-        look in (default: every kernel, copy and memset)."""
+        look in (default: every kernel, copy, memset and graph execution)."""
         if self._index is None:
             self._index = {}
             for a in self.activities():
@@ -276,6 +282,26 @@ def _read_memsets(db, tables, calls):
     return out
 
 
+def _read_graphs(db, tables, calls):
+    table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+    if table not in tables:
+        return [], 0
+    c = _columns(db, table)
+    rows = db.execute(
+        f"SELECT start, end, {_col(c, 'deviceId')}, {_col(c, 'streamId')}, {_col(c, 'globalPid')}, "
+        f"{_col(c, 'correlationId')}, {_col(c, 'graphId', 'NULL')} FROM {table} ORDER BY start")
+    out, untimed = [], 0
+    for start, end, dev, stream, gpid, corr, graph in rows:
+        if not start and not end:  # CUPTI: no time could be collected for it
+            untimed += 1
+            continue
+        a = Activity("graph", start, end, dev, stream, pid_of(gpid), corr,
+                     name=f"CUDA graph {graph}" if graph is not None else "CUDA graph")
+        a.launch_tid, a.launch_time = calls.get((a.pid, corr), (None, None))
+        out.append(a)
+    return out, untimed
+
+
 def load(path):
     """The Profile in the SQLite export at path; ExportError if it is none."""
     try:
@@ -291,13 +317,16 @@ def load(path):
         strings = _strings(db, tables)
         calls = _launches(db, tables)
         ranges, unclosed = _read_ranges(db, tables, strings)
+        graphs, untimed = _read_graphs(db, tables, calls)
         p = Profile(path, ranges, _read_kernels(db, tables, strings, calls),
                     _read_copies(db, tables, calls), _read_memsets(db, tables, calls),
-                    unclosed=unclosed)
+                    graphs=graphs, unclosed=unclosed)
+        if untimed:
+            p.warnings.append(f"{untimed} CUDA graph executions without GPU times left out")
         if "TARGET_INFO_SESSION_START_TIME" in tables:
             row = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
             p.session_start_utc_ns = row[0] if row else None
-        if not calls and (p.kernels or p.copies):
+        if not calls and (p.kernels or p.copies or p.graphs):
             p.warnings.append("no CUDA API calls in the export: activities are placed in ranges "
                               "by their GPU times")
         return p

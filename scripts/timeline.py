@@ -30,11 +30,13 @@ COLOURS = {
     "d2h": "#d4612a",
     "copy": "#b8a23a",  # device to device, peer to peer
     "memset": "#8c8c8c",
+    "graph": "#5fa8a0",  # a CUDA graph traced as a whole (nsys --cuda-graph-trace=graph)
 }
 RANGE_COLOURS = {"h2d": "#bfe3c6", "kernel": "#c6d8f0", "d2h": "#f5cdb8", "cold": "#e2e2e2",
                  "warmup": "#e2e2e2", "setup": "#efe6cc", "verify": "#efe6cc"}
 LEGEND = [("kernel", "portalab kernel"), ("library", "other kernel"), ("h2d", "copy host→device"),
-          ("d2h", "copy device→host"), ("copy", "other copy"), ("memset", "memset")]
+          ("d2h", "copy device→host"), ("copy", "other copy"), ("memset", "memset"),
+          ("graph", "CUDA graph")]
 
 
 def colour_key(a):
@@ -42,7 +44,7 @@ def colour_key(a):
         return "kernel" if "portalab" in a.name else "library"
     if a.kind == "memcpy":
         return a.copy if a.copy in ("h2d", "d2h") else "copy"
-    return "memset"
+    return "graph" if a.kind == "graph" else "memset"
 
 
 def load_reports(paths, results):

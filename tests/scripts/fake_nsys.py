@@ -6,8 +6,10 @@ The tables and columns are named as `nsys export --type sqlite` names them
 checked against a 2025.3 export here, which needs a GPU node): StringIds,
 NVTX_EVENTS (eventType 59 = push/pop range; the name in `text`, or through
 `textId` when text_ids is set), CUPTI_ACTIVITY_KIND_KERNEL (names as StringIds
-ids), _MEMCPY (copyKind per ENUM_CUDA_MEMCPY_OPER), _RUNTIME (the CUDA calls,
-linked by correlationId), TARGET_INFO_SESSION_START_TIME. Global ids are
+ids), _MEMCPY (copyKind per ENUM_CUDA_MEMCPY_OPER), _GRAPH_TRACE (a CUDA graph
+launch traced as a whole; columns as an nsys 2024.3 export has them), _RUNTIME
+(the CUDA calls, linked by correlationId; the kernels of a graph traced per node
+share their cudaGraphLaunch's), TARGET_INFO_SESSION_START_TIME. Global ids are
 serialized as nsys does: pid in bits 24-47, tid in bits 0-23.
 
 `portalab_run` lays out the ranges run_entry.cpp opens for a list of result
@@ -54,6 +56,10 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
     copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER,
     srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER,
     migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, graphId INTEGER, graphExecId INTEGER);
 """
 
 COPY_OPER = [(0, "CUDA_MEMCPY_OPER_UNKNOWN", "Unknown"),
@@ -72,7 +78,18 @@ def kokkos_kernel(functor):
 
 
 PORTALAB_KERNEL = kokkos_kernel("portalab::kernels::Horner<Kokkos::View<float*>, Kokkos::View<float*>>")
-FOREIGN_KERNEL = kokkos_kernel("Kokkos::Impl::ViewFill<Kokkos::View<float*>, float>")
+GRAPH_NODE_KERNEL = kokkos_kernel("portalab::kernels::WriteIndex<Kokkos::View<long*>>")
+# A hidden copy: deep_copy between views Kokkos cannot copy with one memcpy.
+FOREIGN_KERNEL = kokkos_kernel("Kokkos::Impl::ViewCopy<Kokkos::View<float*, Kokkos::LayoutStride>, "
+                               "Kokkos::View<const float*>, Kokkos::LayoutRight, Kokkos::Cuda, 1, int>")
+VALUE_FILL_KERNEL = kokkos_kernel("Kokkos::Impl::ViewFill<Kokkos::View<double*, Kokkos::LayoutRight, "
+                                  "Kokkos::Device<Kokkos::Cuda, Kokkos::CudaSpace>>, "
+                                  "Kokkos::LayoutRight, Kokkos::Cuda, 1, int>")
+KOKKOS_KERNELS_KERNEL = (
+    "void Kokkos::Impl::cuda_parallel_launch_local_memory<Kokkos::Impl::ParallelReduce<"
+    "Kokkos::Impl::CombinedFunctorReducer<KokkosBlas::Impl::DotFunctor<Kokkos::Cuda, "
+    "Kokkos::View<float*>, Kokkos::View<const float*>, Kokkos::View<const float*>, int>, "
+    "Kokkos::Impl::FunctorAnalysis<>::Reducer>, Kokkos::RangePolicy<Kokkos::Cuda>, Kokkos::Cuda>>(T1)")
 VENDOR_KERNEL = "void getrf_pivot_kernel<float, 256>(int, float*, int, int*)"
 
 
@@ -113,14 +130,28 @@ class FakeExport:
                         (at, at + 2_000, tid, self.correlation, self.string(name)))
         return self.correlation
 
-    def kernel(self, name, start, end, stream, launch_at, tid=MAIN_TID, device=0):
-        corr = self._call("cudaLaunchKernel_v7000", launch_at, tid)
+    def kernel(self, name, start, end, stream, launch_at, tid=MAIN_TID, device=0, graph_launch=None,
+               graph_node=None):
+        """graph_launch: the correlationId of the cudaGraphLaunch that ran it
+        as node graph_node (traced per node), in place of a launch of its own."""
+        corr = graph_launch if graph_launch is not None else \
+            self._call("cudaLaunchKernel_v7000", launch_at, tid)
         short = name.split("<")[0].split()[-1]
         self.db.execute(
             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, 1, NULL, ?, ?, ?, ?, ?, ?, 0, "
-            "0, 32, 1024, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?, NULL, NULL, NULL)",
+            "0, 32, 1024, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?, NULL, ?, NULL)",
             (start, end, device, stream, corr, GLOBAL_PID, self.string(name), self.string(short),
-             self.string("_Z" + short), corr))
+             self.string("_Z" + short), corr, graph_node))
+
+    def graph_launch(self, launch_at, tid=MAIN_TID):
+        """A cudaGraphLaunch call; its correlationId."""
+        return self._call("cudaGraphLaunch_v10000", launch_at, tid)
+
+    def graph(self, start, end, stream, corr, graph_id=1, device=0):
+        """A graph execution traced as a whole (--cuda-graph-trace=graph)."""
+        self.db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES "
+                        "(?, ?, ?, 1, NULL, ?, ?, ?, ?, ?)",
+                        (start, end, device, stream, corr, GLOBAL_PID, graph_id, graph_id))
 
     def copy(self, kind, nbytes, start, end, stream, launch_at, tid=MAIN_TID, device=0):
         corr = self._call("cudaMemcpyAsync_v3020", launch_at, tid)
@@ -164,6 +195,16 @@ def copy_rows():
             for v in ("fused", "unfused")]
 
 
+def kokkos_rows():
+    """Rows whose kernel phases launch more than portalab's kernels, as the
+    tools deck has them: array_ops creation (a value fill), dot through
+    Kokkos Kernels' own kernel (library native), launch_overhead replaying a
+    Kokkos Graph."""
+    return [row("array_ops", "creation", copies="none"),
+            row("dot", "kokkos_kernels", copies="none"),
+            row("launch_overhead", "graph", copies="none")]
+
+
 class Clock:
     def __init__(self, t=1_000_000):
         self.t = t
@@ -200,6 +241,19 @@ def _fill_kernel_phase(fx, r, t, faults):
                             kernel_end + 500)
                 gpu = kernel_end + 11 * US
             return gpu + 2 * US
+        if "launch_bound" in faults:
+            # Small chunks: each operation done before the host queues the
+            # next, so nothing overlaps though every chunk is pinned.
+            gpu = t + 5 * US
+            for c in range(chunks):
+                s = streams[c % k]
+                for j, op in enumerate(("h2d", "kernel", "d2h")):
+                    at = gpu + (3 * c + j) * 12 * US
+                    if op == "kernel":
+                        fx.kernel(PORTALAB_KERNEL, at + 3 * US, at + 5 * US, s, at)
+                    else:
+                        fx.copy(op, 20_000, at + 3 * US, at + 5 * US, s, at)
+            return gpu + 3 * chunks * 12 * US
         # Pipelined: everything queued at once; with pinned memory chunk c's
         # copies run under chunk c-1's kernel on the other stream.
         starts = [t + 5 * US + c * (10 * US if pinned and "no_overlap" not in faults else 30 * US)
@@ -233,7 +287,23 @@ def _fill_kernel_phase(fx, r, t, faults):
             fx.kernel(PORTALAB_KERNEL, g, g + 5 * US, s, launch + j * 100)
             end = max(end, g + 5 * US)
         return end + 2 * US
-    name = FOREIGN_KERNEL if "foreign_kernel" in faults else PORTALAB_KERNEL
+    if e == "launch_overhead" and v == "graph":
+        # The graph's n nodes, one cudaGraphLaunch: traced per node (nsys
+        # --cuda-graph-trace=node) or as a whole (graph_traced_whole).
+        if "graph_lost" in faults:  # nothing in the export for it
+            return t + 22 * US
+        corr = fx.graph_launch(launch)
+        if "graph_traced_whole" in faults:
+            fx.graph(t + 3 * US, t + 20 * US, DEFAULT_STREAM, corr)
+        else:
+            for node in range(4):
+                g = t + 3 * US + node * 4 * US
+                fx.kernel(GRAPH_NODE_KERNEL, g, g + 3 * US, DEFAULT_STREAM, launch,
+                          graph_launch=corr, graph_node=node + 1)
+        return t + 22 * US
+    name = {"array_ops": VALUE_FILL_KERNEL, "dot": KOKKOS_KERNELS_KERNEL}.get(e, PORTALAB_KERNEL)
+    if "foreign_kernel" in faults:
+        name = FOREIGN_KERNEL
     fx.kernel(name, t + 3 * US, t + 20 * US, DEFAULT_STREAM, launch)
     if "copy_in_kernel_phase" in faults and r["copies"] != "none":
         fx.copy("h2d", 1 << 20, t + 21 * US, t + 40 * US, DEFAULT_STREAM, launch + 100)
@@ -266,8 +336,11 @@ def _repetition(fx, r, prefix, clock, faults, copies):
 def portalab_run(fx, rows, faults=()):
     """The ranges and GPU work of a run that recorded rows (an entry is a run
     of rows with the same experiment, space, dtype, n and copies). faults:
-    serial_overlap, no_overlap (pipelined copies after the kernels),
-    foreign_kernel, copy_in_kernel_phase, wrong_bytes, d2h_in_h2d,
+    serial_overlap, no_overlap (pipelined copies after the kernels, queued at
+    once), launch_bound (pipelined operations each done before the next is
+    queued), foreign_kernel (a Kokkos ViewCopy), graph_traced_whole (no
+    fault: the graph as one execution), graph_lost (no trace of the graph),
+    copy_in_kernel_phase, wrong_bytes, d2h_in_h2d,
     missing_verify (of the first measured row), missing_rep (one repetition
     fewer than reps, first measured row)."""
     clock = Clock()

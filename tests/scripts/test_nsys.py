@@ -212,15 +212,73 @@ class CheckTest(Base):
         self.assertEqual(failed, {"copy_overlap"})
         self.assertIn("pipelined_2 copies=pinned: repetition 0: no copy overlaps", out)
 
+    def test_launch_bound_pipelines_are_left_out_and_said_so(self):
+        # Chunks so small that each copy and kernel ends before the host
+        # queues the next: no overlap to ask of the hardware.
+        rows = fake_nsys.streams_rows(copies=("pinned",))
+        rc, out, err = self.check(rows, ("launch_bound",), "--require", "copy_overlap")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(statuses(out)["copy_overlap"], "PASS")  # the serial rows
+        self.assertRegex(out, r"copy_overlap pipelined_2 copies=pinned: repetition 0 not checked: "
+                              r"launch-bound: its copies and kernels ran 36\.0 us on the GPU, "
+                              r"queued over 204\.0 us")
+        self.assertIn("copy_overlap pipelined_3 copies=pinned: repetition 2 not checked", out)
+        # The pipelined rows alone: nothing left to check.
+        pipelined = [r for r in rows if r["variant"].startswith("pipelined_")]
+        rc, out, err = self.check(pipelined, ("launch_bound",))
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(statuses(out)["copy_overlap"], "SKIP")
+
+    def test_large_pipelines_without_overlap_still_fail(self):
+        # Queued at once, copies long against the queuing: not launch-bound.
+        rows = [r for r in fake_nsys.streams_rows(copies=("pinned",))
+                if r["variant"].startswith("pipelined_")]
+        failed, out = self.assertFails(rows, ("no_overlap",), {"copy_overlap"})
+        self.assertEqual(failed, {"copy_overlap"})
+        self.assertNotIn("not checked", out)
+
     def test_pageable_pipelines_need_not_overlap(self):
         rows = fake_nsys.streams_rows(copies=("pageable",))
         rc, out, err = self.check(rows, ("no_overlap",))
         self.assertEqual(rc, 0, out + err)
 
     def test_a_kernel_without_portalab_name_fails(self):
+        # A hidden copy (Kokkos' ViewCopy kernel) in native rows' kernel phases.
         failed, out = self.assertFails(fake_nsys.copy_rows(), ("foreign_kernel",), {"kernel_labels"})
         self.assertEqual(failed, {"kernel_labels"})
-        self.assertIn("ViewFill", out)
+        self.assertIn("ViewCopy", out)
+        self.assertIn("vector_poly/Cuda fused copies=pageable: repetition 0: kernels neither", out)
+
+    def test_value_fills_and_kokkos_kernels_kernels_pass_a_stray_kernel_fails(self):
+        rows = fake_nsys.kokkos_rows()
+        rc, out, err = self.check(rows, (), "--require", "kernel_labels")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(statuses(out)["kernel_labels"], "PASS")
+        # The measured repetitions' kernel phases: 3 of each row.
+        self.assertIn("accepted by name: 3 Kokkos value fills (ViewFill), 3 Kokkos Kernels kernels",
+                      out)
+        self.assertNotIn("graph executions traced as a whole", out)  # traced per node
+        # The same rows with a ViewCopy in place of each: every row fails.
+        failed, out = self.assertFails(rows, ("foreign_kernel",), {"kernel_labels"})
+        self.assertEqual(failed, {"kernel_labels"})
+        for label in ("array_ops/Cuda creation", "dot/Cuda kokkos_kernels"):
+            self.assertIn(f"{label} copies=none: repetition 0: kernels neither", out)
+        self.assertNotIn("launch_overhead", out)  # its graph's kernels are portalab's
+
+    def test_a_graph_traced_whole_is_the_phase_work(self):
+        rows = fake_nsys.kokkos_rows()
+        db, results = self.export(rows, ("graph_traced_whole",))
+        p = ns.load(db)
+        self.assertEqual(len(p.graphs), 5)  # cold, warm-up, 3 repetitions
+        self.assertTrue(all(g.launch_tid == fake_nsys.MAIN_TID for g in p.graphs))
+        rc, out, err = script("nsys_check.py", db, results, "--require", "kernel_labels")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("kernel_labels: 3 CUDA graph executions traced as a whole", out)
+        self.assertIn("--cuda-graph-trace=node", out)
+        # Without any trace of the graph, its phases launched nothing.
+        failed, out = self.assertFails(rows, ("graph_lost",), {"kernel_labels"})
+        self.assertEqual(failed, {"kernel_labels"})
+        self.assertIn("launch_overhead/Cuda graph copies=none: repetition 0: no GPU work", out)
 
     def test_vendor_kernels_pass_only_in_vendor_rows(self):
         rows = fake_nsys.streams_rows()
