@@ -6,7 +6,7 @@
 // experiment, its tests, its benchmarks). nvcc's extended __host__
 // __device__ lambda keeps its copy function in a per-unit static; the linker
 // kept one unit's parallel_for and another's caller, and the copy called a
-// null pointer (segfault on an H200, docs/performance.md). A named functor
+// null pointer (a segfault on a GPU). A named functor
 // has one definition everywhere. tests/no_header_lambdas.py keeps it so.
 #pragma once
 

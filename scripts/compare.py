@@ -14,7 +14,8 @@ both kinds of noise:
   entry the more. That noise is measured, not assumed: the robust standard
   deviation (1.4826 x the median absolute deviation) of the log ratios of
   every entry that passed in both, per decade of the BASE time (<0.01 ms,
-  0.01-0.1 ms, ...; a decade of fewer than 12 takes the nearest measured),
+  0.01-0.1 ms, ...: bounds, not measured; a decade of fewer than 12 takes the
+  nearest measured),
   combined with each side's own standard error of the median
   (1.25 std / sqrt(reps)). A shift of every entry alike (a slower machine)
   leaves that spread small and is reported; when more than about half the
@@ -170,7 +171,7 @@ def compare(base_rows, new_rows, phase, threshold, noise=None, sigmas=SIGMAS):
             table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False))
             continue
         verdict, change = classify(b, n, phase, noise, sigmas)
-        # slower past a double's range (or from 0 ms): no percentage, beyond any threshold
+        # slower past a double's range (or from 0 ms, not measured): no percentage, beyond any threshold
         regressed = verdict == "broken" or (
             verdict == "slower" and (change is None or change * 100 > threshold))
         regression |= regressed

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU node, with a built Cuda tree (builds nothing): issue 30's checks of
-# the energy figures, in about 2 minutes on an H100. nvidia-smi samples the
-# GPU's power and clocks every 20 ms while portalab runs
+# the energy figures, in a few minutes. nvidia-smi samples the
+# GPU's power and clocks every 20 ms (a setting, not measured) while portalab runs
 #   (a) a few Cuda entries of several seconds each (gemm 8192 in float32 and
 #       float64, stream_copy): each entry's NVML joules against the integral
 #       of the sampled power over the entry's window;
@@ -26,9 +26,10 @@ portalab=$bin/portalab
 command -v nvidia-smi >/dev/null || { echo "energy-check: no nvidia-smi on PATH" >&2; exit 2; }
 mkdir -p "$out"
 
-# The entries: long enough that a 20 ms sampler sees each for seconds (at an
-# H100's 51 / 64 TFLOP/s and 2.8 TB/s: about 5, 4 and 3.5 s); the long run
-# about 40 s of float32 gemm.
+# The entries: long enough that a 20 ms sampler sees each for seconds (sized
+# for an H100's gemm and memory rates; the 20 ms is set, not measured); the
+# long run tens of seconds of
+# float32 gemm.
 deck_head() { printf 'calibrate = "none"\nspaces = ["Cuda"]\ncopies = "none"\nwarmups = 3\n'; }
 gemm() {  # DTYPES REPS
   printf '\n[gemm]\nsizes = [8192]\ndtypes = %s\nvariants = ["vendor"]\nreps = %s\n' "$1" "$2"

@@ -20,8 +20,8 @@ row passes when every round is >= 0.95 and the median of the rounds >= 1.0
 (with one round: >= 0.95). Each side of a row repeats its kernel at least
 --reps times and for about --timed-ms of kernel time (from the run's own
 median), so that a row under a millisecond is the median of hundreds of
-calls: ten of them spanned 3 ms, within which a virtual node's neighbours
-moved a round's ratio between 0.6 and 1.5.
+calls: ten calls of a short kernel span a few ms, within which a virtual
+node's neighbours can move a round's ratio by half.
 
 Targets (issue 26), each printed with PASS/FAIL; exit 1 if one is missed,
 2 if the file cannot be read or Numba is missing:
@@ -45,8 +45,8 @@ import portalab_results as pr
 
 # The CPUs this process may run on, before Numba starts its threads: with
 # OMP_PROC_BIND set, Numba's OpenMP layer binds the main thread to one CPU, and
-# a child started afterwards inherits that one CPU (BabelStream's 16 threads
-# ran on one core of a 16-core node and reported 15 GB/s).
+# a child started afterwards inherits that one CPU (BabelStream's threads
+# then all ran on one core).
 CPUS = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
 
 
@@ -312,8 +312,8 @@ def babelstream(path, threads, n):
     errors silenced: its dot check fails at 2.6e8 doubles by rounding (2.3e-9
     relative against 2.2e-9 allowed), which says nothing of its bandwidth.
     Its arrays in huge pages, as portalab's and NumPy's are (glibc's malloc
-    then advises them): in 4 KB pages it read 12.9 GB/s on one thread of the
-    CI VM, in huge pages 15.1 (its dot; Numba's 18.3)."""
+    then advises them): in 4 KB pages it reads slower than the peers it is
+    held against."""
     tunables = ":".join(t for t in (os.environ.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1") if t)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), GLIBC_TUNABLES=tunables)
     out = subprocess.run([path, "-s", str(n), "-n", "20", "--silence-errors"], env=env, capture_output=True,
@@ -367,8 +367,7 @@ def main():
                 if s["space"] == args.space), None)
     # Beyond the cache as STREAM has it: each array at least 4x the last-level
     # cache. Below that, part of a repetition's data is still in the cache
-    # from the one before (an H100 node's 1e8 float32 rows, 400 MB arrays
-    # against a 300 MB L3, ran at 111-119% of the memory limit); beyond it
+    # from the one before (such rows run above the memory limit); beyond it
     # no row may exceed its limit by more than 5%.
     cache = (cal or {}).get("cache_bytes", 0)
     # The rows with a peer, grouped by case: one portalab run per case and round.
@@ -423,8 +422,7 @@ def main():
                     # even rounds and second in odd ones: a bandwidth that
                     # drifts within the seconds of a round then favours
                     # neither side (one process for a case's variants put a
-                    # row 10-20 s from its peer; a copy's rounds read
-                    # 0.94-1.11 on this CI VM's one thread).
+                    # row seconds from its peer, and a round's ratio drifted).
                     for step in (ours_now, peer_now) if k % 2 == 0 else (peer_now, ours_now):
                         step()
 

@@ -2,7 +2,8 @@
 """The dry run's estimate, end to end: calibrates (quick) into a file, then
 
 1. estimates DECK from a copy of those limits with every rate set to 1 GB/s
-   and 1 GFLOP/s and no launch latency, and requires each row's kernel time
+   and 1 GFLOP/s (rates set, not measured) and no launch latency, and
+   requires each row's kernel time
    to be its bytes or its FLOPs (the larger) at that rate, and its estimate
    to be its calls times its kernel and copy phases plus its setup and check:
    the units, the rates read from the file and the repetitions, checked
@@ -49,7 +50,8 @@ def close(got, want):
 
 
 def unit_rates(limits_path, out_path):
-    """The limits file with every rate 1 GB/s or 1 GFLOP/s and no latency."""
+    """The limits file with every rate 1 GB/s or 1 GFLOP/s and no latency
+    (set, not measured)."""
     with open(limits_path) as f:
         doc = json.load(f)
     one = copy.deepcopy(doc)
@@ -78,7 +80,7 @@ def check_unit_estimates(portalab, deck, spaces, limits):
         flops = float(m.group(11))
         calls = int(m.group(12))
         kernel, copies, setup, check, estimate = (float(m.group(i)) for i in range(13, 18))
-        # 1 GB/s moves 1e6 bytes a millisecond; 1 GFLOP/s does 1e6 FLOPs.
+        # 1 GB/s moves 1e6 bytes a millisecond; 1 GFLOP/s does 1e6 FLOPs (not measured).
         want_kernel = max(moved, flops) / 1e6
         if not close(kernel, want_kernel):
             wrong.append(f"row {number} ({experiment} {variant}): kernel/rep {kernel} ms, "

@@ -126,7 +126,8 @@ TEST(Energy, TheGpuIsFoundByUuidElseByPciBusId) {
 }
 
 // A counter that moves less often than a repetition lasts (an H100's, under
-// 30 ms gemm repetitions): many repetitions read 0 J, and the joules per
+// 30 ms gemm repetitions; the test's inputs, not measured): many
+// repetitions read 0 J, and the joules per
 // repetition are all repetitions' joules over their number, never 0.
 TEST(Energy, ACoarseCounterGivesTheMeanOfAllRepetitions) {
   auto lib = fake_nvml();
@@ -134,7 +135,7 @@ TEST(Energy, ACoarseCounterGivesTheMeanOfAllRepetitions) {
   ScopedEnv update("FAKE_NVML_UPDATE_MS", "50");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  // Three 30 ms repetitions: a 90 ms window holds one move of the counter
+  // Three 30 ms repetitions (set, not measured): a 90 ms window holds one move of the counter
   // at least (how much of it the interpolation gives depends on when the
   // sampler read: only that it is there is certain).
   const EntryEnergy e = three_reps(meters, true, true, 10);
@@ -152,13 +153,13 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   auto power = watts("200");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  const EntryEnergy e = three_reps(meters, true, true, 10);  // 9 phases of 10 ms or more
+  const EntryEnergy e = three_reps(meters, true, true, 10);  // 9 phases of 10 ms or more (not measured)
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
   EXPECT_GE(e.gpu.seconds, 0.090);
   EXPECT_NEAR(e.gpu.joules, 200 * e.gpu.seconds, 0.05 * 200 * e.gpu.seconds);
   EXPECT_NEAR(e.gpu.mean_power_w, 200.0, 10.0);
   EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, e.gpu.joules / 3);
-  EXPECT_GE(e.gpu.kernel_joules, 200 * 0.030 - 0.01);  // three kernels of 10 ms at least
+  EXPECT_GE(e.gpu.kernel_joules, 200 * 0.030 - 0.01);  // three kernels of 10 ms at least (not measured)
   EXPECT_LT(e.gpu.kernel_joules, e.gpu.joules);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, e.gpu.kernel_joules / 3);
   EXPECT_EQ(e.gpu.reps, 3);

@@ -21,7 +21,7 @@ SpaceLimits host_limits() {
   SpaceLimits s;
   s.space = "Serial";
   s.host = true;
-  s.copy_kernel_gbps = 10;  // 10 GB/s: 1e7 bytes per ms
+  s.copy_kernel_gbps = 10;  // 10 GB/s: 1e7 bytes per ms (not measured)
   s.gemm_gflops = {{"float64", 50}, {"float32", 100}};
   s.launch_us = 2;
   return s;
@@ -59,7 +59,7 @@ TEST(Estimate, AComputeBoundKernelRunsAtTheGemmRateOfItsType) {
   w.work = {1e3, 1e9, 0};
   w.dtype = "float32";
   const auto e = estimate_entry(w, host_limits(), host_limits());
-  EXPECT_DOUBLE_EQ(e.kernel_ms, 10.0 + 0.002);  // 1e9 FLOPs at 100 GFLOP/s
+  EXPECT_DOUBLE_EQ(e.kernel_ms, 10.0 + 0.002);  // 1e9 FLOPs at 100 GFLOP/s (not measured)
   EXPECT_EQ(e.limited_by, "gemm 100 GFLOP/s");
   w.dtype = "int64";  // no gemm of its own: float64's rate
   EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).kernel_ms, 20.0 + 0.002);
@@ -86,7 +86,7 @@ TEST(Estimate, CopiesMoveAtTheBestTransferRateOfTheirKind) {
   EntryWork w;
   w.work = {1e9, 0, 0};
   w.copies = CopyMode::pageable;
-  w.h2d_bytes = 1e8;  // at 10 GB/s: 10 ms
+  w.h2d_bytes = 1e8;  // at 10 GB/s: 10 ms (inputs, not measured)
   w.d2h_bytes = 2e8;  // at 20 GB/s: 10 ms
   w.host_space = false;
   w.repetitions = 2;
@@ -121,7 +121,7 @@ TEST(Estimate, LimitsNotMeasuredAddNothing) {
 
 TEST(TimeLeft, TheRemainingEstimatesScaledByMeasuredOverEstimated) {
   const std::vector<double> entries{10, 30, 100, 60};
-  // The first two, estimated 40 ms, took 80; the prior is a tenth of the
+  // Inputs, not measured. The first two, estimated 40 ms, took 80; the prior is a tenth of the
   // 200 ms estimated in all, so the other 160 estimated take 160·100/60.
   EXPECT_DOUBLE_EQ(time_left_ms(entries, 2, 80.0), 160.0 * (80.0 + 20.0) / (40.0 + 20.0));
   EXPECT_DOUBLE_EQ(time_left_ms(entries, 4, 500.0), 0.0);

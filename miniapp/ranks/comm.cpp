@@ -255,6 +255,7 @@ void Comm::recv(void* data, std::size_t count, Datatype type, int peer) const {
 
 #if defined(PORTALAB_HAVE_MPI)
 // Polling for a start-up message: quick at first, then at most every 10 ms
+// (a setting, not measured)
 // (ranks oversubscribing cores must leave them to the ranks still parsing).
 constexpr std::chrono::microseconds first_pause{100}, longest_pause{10000};
 #endif

@@ -39,7 +39,7 @@ PARALLEL_HOST_SPACES = ("OpenMP", "Threads")
 def with_fake_gpu(doc):
     """doc plus a space "FakeGPU" on a device "Synthetic GPU": every row of
     the parallel host space (OpenMP or Threads) again, kernel 8x faster,
-    copies at 10 GB/s, and a pinned mode at 20."""
+    copies at 10 GB/s, and a pinned mode at 20 (set, not measured)."""
     doc = copy.deepcopy(doc)
     doc["provenance"]["devices"].append({"space": "FakeGPU", "name": "Synthetic GPU",
                                        "concurrency": 221184})
@@ -129,7 +129,8 @@ def tight(doc, spread=0.01):
 def population(doc, count, seed=1):
     """A made-up run of `count` entries from doc's first passing row: sizes
     1..count (distinct entries), true total times spread evenly over 1 us to
-    100 ms on a log scale. Returns (doc, {n: true time in ms})."""
+    100 ms on a log scale (set, not measured). Returns (doc, {n: true time in
+    ms})."""
     import math
     import random
     rng = random.Random(seed)

@@ -197,7 +197,8 @@ class CheckTest(Base):
 
     def test_the_cost_of_the_queries(self):
         entries = self.file("e/results.json", doc(row()))
-        # 100 reps over 5 s with energy on, 20 ms timed each: 30 ms a rep outside the timing.
+        # 100 reps over 5 s with energy on, 20 ms timed each: 30 ms a rep outside the timing
+        # (the fixture's, not measured).
         on = self.file("on/results.json", doc(row(kernel_ms=20.2)))
         off1 = self.file("off1/results.json", doc(row(kernel_ms=20.0, energy=False)))
         off2 = self.file("off2/results.json", doc(row(kernel_ms=21.0, energy=False)))

@@ -144,7 +144,7 @@ class PageLogicTest(unittest.TestCase):
                       "without copies from n = 10", html)
         table = next(b for b in s["blocks"] if b.get("kind") == "table" or "rows" in b)
         cells = {(r[2], r[5]): r for r in table["rows"]}
-        # 300 W over 1 ms: 0.3 J; 2 GFLOP per 0.3 J.
+        # 300 W over 1 ms: 0.3 J; 2 GFLOP per 0.3 J (the fixture's, not measured).
         self.assertEqual(cells[("Cuda", "none")][6:9], ["GPU", "0.3", "0.3"])
         self.assertEqual(cells[("Cuda", "none")][10], "6.67 GFLOP/J")
         self.assertEqual(cells[("Serial", "none")][6:8], ["CPU", "0.3"])

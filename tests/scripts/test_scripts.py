@@ -250,7 +250,8 @@ class NoiseTest(unittest.TestCase):
         doc = synthetic.noisy_run(self.population, self.truth, seed)
         if slow:
             # Beyond 4 deviations of the noise between two runs: 3x where
-            # that noise is 3-8% (1 ms and longer), 20x where it is 15-30%.
+            # that noise is 3-8% (1 ms and longer), 20x where it is 15-30% (the
+            # synthetic file's, not measured).
             doc = synthetic.slowed(doc, 3.0, lambda r: r["n"] in slow and self.truth[r["n"]] >= 1)
             doc = synthetic.slowed(doc, 20.0, lambda r: r["n"] in slow and self.truth[r["n"]] < 1)
         path = os.path.join(self.tmp, name, "results.json")
@@ -269,7 +270,7 @@ class NoiseTest(unittest.TestCase):
             self.assertIn("run-to-run noise", err)
 
     def test_a_slowed_entry_stands_out_of_the_noise(self):
-        # Entries of every length, 1 us (30% noise) to 100 ms (3%).
+        # Entries of every length, 1 us (30% noise) to 100 ms (3%): set, not measured.
         slow = sorted(self.truth, key=self.truth.get)[::25]
         base = self.run_file("base", 11)
         new = self.run_file("slow", 12, slow=set(slow))
@@ -441,7 +442,8 @@ class HostPeersTest(unittest.TestCase):
             runs = f.read().splitlines()
         self.assertEqual(len(runs), len(rows), runs)
         for r in rows:
-            # At least --reps, else enough for 20 ms at the run's median, at most 5000.
+            # At least --reps, else enough for 20 ms at the run's median, at most 5000
+            # (the script's setting, not measured).
             want = max(2, min(5000, math.ceil(20 / r["kernel_ms"])))
             line = f'reps = {want} dtypes = ["{r["dtype"]}"] variants = ["{r["variant"]}"] '
             self.assertIn(line, runs, (r["kernel_ms"], runs))
@@ -535,7 +537,7 @@ class HostPeersTest(unittest.TestCase):
         for r in rows:
             pct = [t for t in r.split() if t.endswith("%")]
             self.assertEqual(len(pct), 1, r)
-            # 1e-3 GB/s would make it millions of percent.
+            # 1e-3 GB/s would make it millions of percent (not measured).
             self.assertLess(float(pct[0][:-1]), 10000, r)
 
     def test_a_binary_that_fails_exits_2_naming_it(self):

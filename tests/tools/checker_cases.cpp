@@ -32,7 +32,7 @@ void deallocate(const char* space, const void* ptr, std::uint64_t size) {
 }
 
 // This thread's region callback waits inside the checker (up to 2 s) for
-// another thread to begin one, which the other does 20 ms later.
+// another thread to begin one, which the other does 20 ms later (set, not measured).
 void overlap() {
   std::thread other([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
