@@ -53,7 +53,8 @@ foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inp
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md
           share/portalab/scripts/slurm/submit.sh share/portalab/scripts/slurm/run_deck.sbatch
           share/portalab/scripts/validate.py share/portalab/schema/results.schema.json
-          share/portalab/schema/limits.schema.json share/doc/portalab/README.md)
+          share/portalab/schema/limits.schema.json share/doc/portalab/README.md
+          share/doc/portalab/LICENSE)
   if(NOT EXISTS ${prefix}/${f})
     fail("${MODE}: ${prefix}/${f} is missing")
   endif()
