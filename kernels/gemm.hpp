@@ -295,13 +295,13 @@ struct GemmTileFunctor {
 // (edge tiles are padded with zeros in scratch). 2mnk FLOPs. Launches
 // without fencing. `Shape` is GemmTiling's unless a test asks for another.
 // What limits it on a GPU: no tensor cores (cuBLAS' float64 gemm on Hopper
-// uses them: 35% of it is about 60% of the FP64 FMA units' peak), and staging
-// through scratch with synchronous loads, where cuBLAS copies asynchronously
-// (cp.async/TMA) in several stages; 254 registers a thread leave two warps a
-// scheduler (Nsight Compute: FP64 pipe 64% busy). On a host: the vector width
-// the build targets (PORTALAB_HOST_ARCH; SSE2 alone reaches a quarter of
-// OpenBLAS), and each team packing its own slices where OpenBLAS packs a
-// panel of B once for many blocks of A.
+// uses them, twice the FP64 FMA units' peak), and staging through scratch
+// with synchronous loads, where cuBLAS copies asynchronously (cp.async/TMA)
+// in several stages; 254 registers a thread leave two warps a scheduler. On
+// a host: the vector width the build targets (PORTALAB_HOST_ARCH; SSE2 alone
+// falls far behind OpenBLAS), and each team packing its own slices where
+// OpenBLAS packs a panel of B once for many blocks of A. Figures:
+// docs/performance.md, "Dense linear algebra".
 template <class Exec, class AM, class BM, class CM,
           class Shape = GemmTiling<Exec, typename CM::non_const_value_type>>
 void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Shape = {}) {

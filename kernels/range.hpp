@@ -26,7 +26,7 @@
 // PORTALAB_SIMD: the innermost loop of a register block, whose iterations are
 // independent: unrolled on a device, vectorised on a host (OpenMP's simd,
 // which GCC honours with -fopenmp or -fopenmp-simd; without it GCC 12 chose
-// permutes over broadcasts in the gemm's micro-tile and ran at 0.6×).
+// permutes over broadcasts in the gemm's micro-tile, a slower loop).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define PORTALAB_UNROLL _Pragma("unroll")
 #define PORTALAB_SIMD _Pragma("unroll")
