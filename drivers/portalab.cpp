@@ -397,8 +397,9 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
     if (root) std::cout << portalab::format_calibration(*limits) << std::flush;
   }
   // Plain or streaming stores for each host space's loops beyond the cache,
-  // as calibrated (here or in the file), before any row runs.
-  provenance["host_stores"] = portalab::apply_host_stores(limits ? &*limits : nullptr);
+  // as calibrated (here or in the file): the policy every row's kernels get.
+  auto host_policies = portalab::host_policies(limits ? &*limits : nullptr);
+  provenance["host_stores"] = host_policies.described;
   if (root)
     for (const auto& [space, stores] : provenance["host_stores"].items())
       portalab::print_to(
@@ -415,6 +416,7 @@ int run(const std::string& deck_arg, const std::optional<std::string>& out,
   portalab::RunOptions options;
   options.out_dir = root ? out : std::nullopt;
   options.limits = limits ? &*limits : nullptr;
+  options.host_policies = std::move(host_policies);
   options.tables = root ? &std::cout : nullptr;
   options.progress = root ? &std::cerr : nullptr;
   options.rank_places = places;

@@ -14,15 +14,15 @@ namespace portalab::kernels {
 
 // x + 10, 10·x, x + y, x − y, x·y, x / y.
 template <class Exec, class T, class V, class Out>
-void array_arithmetic(const Exec& exec, T scalar, const V& x, const V& y, const Out& plus_scalar,
-                      const Out& times_scalar, const Out& sum, const Out& difference,
-                      const Out& product, const Out& quotient) {
-  each("portalab::array_plus_scalar", exec, op::AddScalar<T>{scalar}, plus_scalar, x);
-  each("portalab::array_times_scalar", exec, op::Scale<T>{scalar}, times_scalar, x);
-  each("portalab::array_sum", exec, op::Add{}, sum, x, y);
-  each("portalab::array_difference", exec, op::Subtract{}, difference, x, y);
-  each("portalab::array_product", exec, op::Multiply{}, product, x, y);
-  each("portalab::array_quotient", exec, op::Divide{}, quotient, x, y);
+void array_arithmetic(const Exec& exec, Paths& paths, T scalar, const V& x, const V& y,
+                      const Out& plus_scalar, const Out& times_scalar, const Out& sum,
+                      const Out& difference, const Out& product, const Out& quotient) {
+  each("portalab::array_plus_scalar", exec, paths, op::AddScalar<T>{scalar}, plus_scalar, x);
+  each("portalab::array_times_scalar", exec, paths, op::Scale<T>{scalar}, times_scalar, x);
+  each("portalab::array_sum", exec, paths, op::Add{}, sum, x, y);
+  each("portalab::array_difference", exec, paths, op::Subtract{}, difference, x, y);
+  each("portalab::array_product", exec, paths, op::Multiply{}, product, x, y);
+  each("portalab::array_quotient", exec, paths, op::Divide{}, quotient, x, y);
 }
 
 // v(i) = start + step·i.
@@ -63,12 +63,13 @@ void array_creation(const Exec& exec, const M& zeros, const M& ones, const M& ey
 
 // cos, sin and sqrt of v = arange(0, n), v made first as the lab does.
 template <class Exec, class V>
-void array_math(const Exec& exec, const V& v, const V& cos_v, const V& sin_v, const V& sqrt_v) {
+void array_math(const Exec& exec, Paths& paths, const V& v, const V& cos_v, const V& sin_v,
+                const V& sqrt_v) {
   using T = typename V::non_const_value_type;
   arange(exec, T(0), T(1), v);
-  each("portalab::array_cos", exec, op::Cos{}, cos_v, v);
-  each("portalab::array_sin", exec, op::Sin{}, sin_v, v);
-  each("portalab::array_sqrt", exec, op::Sqrt{}, sqrt_v, v);
+  each("portalab::array_cos", exec, paths, op::Cos{}, cos_v, v);
+  each("portalab::array_sin", exec, paths, op::Sin{}, sin_v, v);
+  each("portalab::array_sqrt", exec, paths, op::Sqrt{}, sqrt_v, v);
 }
 
 }  // namespace portalab::kernels

@@ -61,19 +61,6 @@ struct DotChunks {
   }
 };
 
-// Beyond the cache, where calibration found it faster, the host's float64
-// dot sums in one chain (HostDotBlock): the bytes (both arrays) from which
-// it does, per host execution space; negative, the default: never.
-template <class Exec>
-inline std::int64_t& host_dot_chain_bytes() {
-  static std::int64_t bytes = -1;
-  return bytes;
-}
-template <class Exec>
-inline bool host_dot_chains(std::int64_t bytes) {
-  return host_dot_chain_bytes<Exec>() >= 0 && bytes >= host_dot_chain_bytes<Exec>();
-}
-
 // The host's loop: a block's products summed in vector registers of Acc.
 // Doubles in four partial sums, each a vector of 32 bytes (faster than the
 // compiler's one 64-byte sum under -mprefer-vector-width=512). Or (`chain`)
@@ -81,7 +68,7 @@ inline bool host_dot_chains(std::int64_t bytes) {
 // hardware prefetchers keep ahead of beyond the cache, but bound by the FMA's
 // latency, so slow in the caches and sensitive to where the code sits. Which
 // is faster depends on the machine and the thread count: hence calibration's
-// choice by space and size (host_dot_chain_bytes), never a rule. Floats keep
+// choice by space and size (HostPolicy::dot_chain_from), never a rule. Floats keep
 // the compiler's loop, whose speed does not depend on the arrays' offsets.
 // Figures: docs/performance.md, "The host's dot".
 template <class T, class Acc>
@@ -138,18 +125,26 @@ struct DotElements {
 // functor (docs/performance.md, "Work per GPU thread"). Strided views take
 // one element per item. A host sums blocks in vector registers (HostDotBlock).
 template <class Exec, class X, class Y, class R>
-void dot_reduce(const Exec& exec, const X& x, const Y& y, const R& result) {
+void dot_reduce(const Exec& exec, Paths& paths, const X& x, const Y& y, const R& result) {
   using Acc = typename R::non_const_value_type;
   using T = typename X::non_const_value_type;
   const std::int64_t n = x.extent(0);
   if constexpr (is_host_exec_v<Exec>) {
     if (contiguous(x, y)) {
-      const bool chain = host_dot_chains<Exec>(2 * n * std::int64_t(sizeof(T)));
+      // Beyond the cache, where calibration found it faster, the float64
+      // dot sums in one chain: from the policy's bytes (both arrays).
+      const bool chain = HostPolicy::reaches(paths.policy().dot_chain_from,
+                                             2 * n * std::int64_t(sizeof(T)));
+      if constexpr (std::is_same_v<T, double> && std::is_same_v<Acc, double>)
+        paths.took(chain ? Path::dot_chain : Path::dot_vectors);
+      else
+        paths.took(Path::loops);
       reduce_blocks("portalab::dot", exec, n, HostDotBlock<T, Acc>{x.data(), y.data(), chain},
                     result);
       return;
     }
   }
+  paths.took(Path::loops);
   if (!(x.span_is_contiguous() && y.span_is_contiguous())) {
     Kokkos::parallel_reduce("portalab::dot", Range<Exec>(exec, 0, n),
                             DotElements<X, Y, Acc>{x, y}, result);

@@ -36,18 +36,18 @@ struct SquaredDiff {
   }
 };
 template <class Exec, class X, class Y, class Z>
-void squared_diff_fused(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  map("portalab::squared_diff_fused", exec, SquaredDiff{}, z, x, y);
+void squared_diff_fused(const Exec& exec, Paths& paths, const X& x, const Y& y, const Z& z) {
+  map("portalab::squared_diff_fused", exec, paths, SquaredDiff{}, z, x, y);
 }
 
 // z = (x − y)·(x − y) as CuPy evaluates the unfused expression: a kernel per
 // operator, so x − y is computed twice into two temporaries, then multiplied.
 template <class Exec, class X, class Y, class Tmp, class Z>
-void squared_diff_unfused(const Exec& exec, const X& x, const Y& y, const Tmp& t1,
+void squared_diff_unfused(const Exec& exec, Paths& paths, const X& x, const Y& y, const Tmp& t1,
                           const Tmp& t2, const Z& z) {
-  each("portalab::squared_diff_left", exec, op::Subtract{}, t1, x, y);
-  each("portalab::squared_diff_right", exec, op::Subtract{}, t2, x, y);
-  each("portalab::squared_diff_product", exec, op::Multiply{}, z, t1, t2);
+  each("portalab::squared_diff_left", exec, paths, op::Subtract{}, t1, x, y);
+  each("portalab::squared_diff_right", exec, paths, op::Subtract{}, t2, x, y);
+  each("portalab::squared_diff_product", exec, paths, op::Multiply{}, z, t1, t2);
 }
 
 // z = (x·y)³, lab 003's ElementwiseKernel.
@@ -59,8 +59,8 @@ struct CubeProduct {
   }
 };
 template <class Exec, class X, class Y, class Z>
-void cube_product(const Exec& exec, const X& x, const Y& y, const Z& z) {
-  map("portalab::cube_product", exec, CubeProduct{}, z, x, y);
+void cube_product(const Exec& exec, Paths& paths, const X& x, const Y& y, const Z& z) {
+  map("portalab::cube_product", exec, paths, CubeProduct{}, z, x, y);
 }
 
 // z = exp(−½((x − μ)/σ)²) / (σ·√(2π)), lab 004's ufunc.
@@ -92,8 +92,8 @@ struct GaussianPdf {
   }
 };
 template <class Exec, class T, class X, class Z>
-void gaussian_pdf(const Exec& exec, T mean, T sigma, const X& x, const Z& z) {
-  map("portalab::gaussian_pdf", exec, GaussianPdf<T>{mean, sigma}, z, x);
+void gaussian_pdf(const Exec& exec, Paths& paths, T mean, T sigma, const X& x, const Z& z) {
+  map("portalab::gaussian_pdf", exec, paths, GaussianPdf<T>{mean, sigma}, z, x);
 }
 
 // A device function, callable from any kernel and inlined by the compiler:
@@ -131,9 +131,9 @@ struct PolarDistance {
   }
 };
 template <class Exec, class V, class Z>
-void polar_distance(const Exec& exec, const V& rho1, const V& theta1, const V& rho2,
+void polar_distance(const Exec& exec, Paths& paths, const V& rho1, const V& theta1, const V& rho2,
                     const V& theta2, const Z& z) {
-  map("portalab::polar_distance", exec, PolarDistance{}, z, rho1, theta1, rho2, theta2);
+  map("portalab::polar_distance", exec, paths, PolarDistance{}, z, rho1, theta1, rho2, theta2);
 }
 
 template <class Exec>
@@ -289,7 +289,8 @@ struct BroadcastMD {
 // (BroadcastFlat): a 2-D MDRangePolicy reached a fraction of the memory's
 // bandwidth on a GPU. Other views: the MDRangePolicy.
 template <bool ByRow, class Exec, class M, class V, class Z>
-void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec, const Z& z) {
+void broadcast_add(const char* label, const Exec& exec, Paths& paths, const M& m, const V& vec,
+                   const Z& z) {
   using Layout = typename Z::array_layout;
   constexpr bool left = std::is_same_v<Layout, Kokkos::LayoutLeft>;
   constexpr bool flat = (left || std::is_same_v<Layout, Kokkos::LayoutRight>) &&
@@ -310,8 +311,10 @@ void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec
       const std::int64_t fast_extent = left ? rows : cols;
       const Range<Exec> policy(exec, 0, items);
       const bool streaming = is_host_exec_v<Exec> &&
-                             host_streams<Exec>(2 * n * std::int64_t(sizeof(T))) &&
+                             host_streams(paths.policy().streaming_from,
+                                          2 * n * std::int64_t(sizeof(T))) &&
                              apart(z.data(), n, m.data());
+      paths.took(streaming ? Path::streaming_stores : Path::loops);
       if (chunkable(m, z))
         Kokkos::parallel_for(label, policy,
                              BroadcastFlat<M, V, Z, U, G, along_fast, true>{
@@ -323,20 +326,21 @@ void broadcast_add(const char* label, const Exec& exec, const M& m, const V& vec
       return;
     }
   }
+  paths.took(Path::loops);
   Kokkos::parallel_for(label, Range2D<Exec>(exec, {0, 0}, {rows, cols}),
                        BroadcastMD<M, V, Z, ByRow>{m, vec, z});
 }
 
 // z(i, j) = m(i, j) + row(j): a row vector broadcast over every row.
 template <class Exec, class M, class V, class Z>
-void broadcast_add_row(const Exec& exec, const M& m, const V& row, const Z& z) {
-  broadcast_add<true>("portalab::broadcast_add_row", exec, m, row, z);
+void broadcast_add_row(const Exec& exec, Paths& paths, const M& m, const V& row, const Z& z) {
+  broadcast_add<true>("portalab::broadcast_add_row", exec, paths, m, row, z);
 }
 
 // z(i, j) = m(i, j) + column(i): a column vector broadcast over every column.
 template <class Exec, class M, class V, class Z>
-void broadcast_add_column(const Exec& exec, const M& m, const V& column, const Z& z) {
-  broadcast_add<false>("portalab::broadcast_add_column", exec, m, column, z);
+void broadcast_add_column(const Exec& exec, Paths& paths, const M& m, const V& column, const Z& z) {
+  broadcast_add<false>("portalab::broadcast_add_column", exec, paths, m, column, z);
 }
 
 }  // namespace portalab::kernels

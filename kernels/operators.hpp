@@ -107,15 +107,18 @@ struct EachBinary {
 // loop). On a host, contiguous views take the vectorised block loop, as
 // NumPy's own loop for one operator is.
 template <class Exec, class Op, class Out, class A>
-void each(const char* label, const Exec& exec, const Op& op, const Out& out, const A& a) {
-  if (host_map<false>(label, exec, op, out, a)) return;
+void each(const char* label, const Exec& exec, Paths& paths, const Op& op, const Out& out,
+          const A& a) {
+  if (host_map<false>(label, exec, paths, op, out, a)) return;
+  paths.took(Path::loops);
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, out.extent(0)),
                        EachUnary<Op, Out, A>{op, out, a});
 }
 template <class Exec, class Op, class Out, class A, class B>
-void each(const char* label, const Exec& exec, const Op& op, const Out& out, const A& a,
-          const B& b) {
-  if (host_map<false>(label, exec, op, out, a, b)) return;
+void each(const char* label, const Exec& exec, Paths& paths, const Op& op, const Out& out,
+          const A& a, const B& b) {
+  if (host_map<false>(label, exec, paths, op, out, a, b)) return;
+  paths.took(Path::loops);
   Kokkos::parallel_for(label, Range<Exec>(exec, 0, out.extent(0)),
                        EachBinary<Op, Out, A, B>{op, out, a, b});
 }

@@ -2,6 +2,8 @@
 // beyond 2^31 elements work), and `map`, the loop of the streaming kernels.
 #pragma once
 
+#include "paths.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -134,23 +136,17 @@ bool contiguous(const V&... v) {
 // stores are fast: they win on some CPUs and lose badly on others
 // (docs/performance.md, "Streaming stores on the host"). So the framework
 // measures both on the
-// machine (limits/calibrate.cpp) and sets, per host execution space (the
+// machine (limits/calibrate.cpp) and passes, per host execution space (the
 // thread count changes the answer), the bytes (a loop's arrays together)
-// from which its loops stream their stores; negative, the default: never.
-// Copies are measured apart (Stores::copies): a plain copy is memcpy, and
+// from which its loops stream their stores (HostPolicy::streaming_from).
+// Copies are measured apart (copy_streaming_from): a plain copy is memcpy, and
 // the C library's own large copies may already skip reading the lines they
 // write (`rep movsb` on Intel CPUs with fast strings): streaming may speed
 // a triad up and slow a copy on the same machine.
-enum class Stores { loops, copies };
-template <class Exec, Stores K = Stores::loops>
-inline std::int64_t& host_streaming_bytes() {
-  static std::int64_t bytes = -1;
-  return bytes;
-}
-template <class Exec, Stores K = Stores::loops>
-inline bool host_streams(std::int64_t bytes) {
-  return PORTALAB_STREAMING_STORES && host_streaming_bytes<Exec, K>() >= 0 &&
-         bytes >= host_streaming_bytes<Exec, K>();
+// Whether a host call over `bytes` streams its stores, the threshold `from`
+// one of a HostPolicy's.
+inline bool host_streams(std::int64_t from, std::int64_t bytes) {
+  return PORTALAB_STREAMING_STORES && HostPolicy::reaches(from, bytes);
 }
 inline constexpr bool streaming_stores_compiled = PORTALAB_STREAMING_STORES;
 
@@ -266,7 +262,7 @@ struct HostMapBlock {
 // The host's map and each: one block loop when the views are contiguous and
 // of one value type; false when they are not (the caller's general loop).
 template <bool Packed, class Exec, class Op, class Out, class... Ins>
-bool host_map(const char* label, const Exec& exec, const Op& op, const Out& out,
+bool host_map(const char* label, const Exec& exec, Paths& paths, const Op& op, const Out& out,
               const Ins&... ins) {
   using T = typename Out::non_const_value_type;
   if constexpr (!is_host_exec_v<Exec> || Out::rank != 1 ||
@@ -276,8 +272,10 @@ bool host_map(const char* label, const Exec& exec, const Op& op, const Out& out,
     if (!contiguous(out, ins...)) return false;
     constexpr int N = sizeof...(Ins);
     const std::int64_t n = out.extent(0);
-    const bool streaming = host_streams<Exec>((1 + N) * n * std::int64_t(sizeof(T))) &&
+    const bool streaming = host_streams(paths.policy().streaming_from,
+                                        (1 + N) * n * std::int64_t(sizeof(T))) &&
                            apart(out.data(), n, ins.data()...);
+    paths.took(streaming ? Path::streaming_stores : Path::loops);
     for_blocks(label, exec, n,
                HostMapBlock<Op, T, N, Packed>{op, out.data(), {ins.data()...}, streaming});
     return true;
@@ -309,11 +307,13 @@ struct MapFunctor {
 
 // out(i) = op({ins(i)...}) for every i of out: op takes the inputs' values as
 // a Kokkos::Array<T, number of inputs>. The inputs are Views of one type.
+// On a host, paths' policy says from which size the stores stream.
 template <class Exec, class Op, class Out, class In, class... Ins>
-void map(const char* label, const Exec& exec, const Op& op, const Out& out, const In& in,
-         const Ins&... ins) {
+void map(const char* label, const Exec& exec, Paths& paths, const Op& op, const Out& out,
+         const In& in, const Ins&... ins) {
   static_assert((std::is_same_v<In, Ins> && ...), "map: inputs of one View type");
-  if (host_map<true>(label, exec, op, out, in, ins...)) return;
+  if (host_map<true>(label, exec, paths, op, out, in, ins...)) return;
+  paths.took(Path::loops);
   constexpr int N = 1 + sizeof...(Ins);
   constexpr int U = elements_per_thread<Exec>;
   const std::int64_t n = out.extent(0);

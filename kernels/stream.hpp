@@ -63,7 +63,7 @@ struct CopyElements {
 // (a strided or misaligned subview) are copied element by element.
 // A host's copy: each thread its contiguous share, as a compiler makes a
 // copy loop (LLVM turns Numba's prange copy into memcpy). Beyond the cache,
-// where calibration found it faster (host_streams, Stores::copies), with
+// where calibration found it faster (HostPolicy::copy_streaming_from), with
 // streaming stores, so that the copy reads and writes each byte once
 // instead of also reading every line it writes (docs/performance.md,
 // "Streaming stores on the host").
@@ -83,7 +83,7 @@ struct HostCopyParts {
   }
 };
 template <class Exec, class X, class Z>
-bool host_copy(const char* label, const Exec& exec, const X& x, const Z& z) {
+bool host_copy(const char* label, const Exec& exec, Paths& paths, const X& x, const Z& z) {
   using T = typename Z::non_const_value_type;
   if constexpr (!is_host_exec_v<Exec> || Z::rank != 1 ||
                 !std::is_same_v<T, typename X::non_const_value_type>) {
@@ -91,9 +91,10 @@ bool host_copy(const char* label, const Exec& exec, const X& x, const Z& z) {
   } else {
     if (!contiguous(x, z)) return false;
     const std::int64_t parts = exec.concurrency(), n = z.extent(0);
-    const bool streaming =
-        host_streams<Exec, Stores::copies>(2 * n * std::int64_t(sizeof(T))) &&
-        apart(z.data(), n, x.data());
+    const bool streaming = host_streams(paths.policy().copy_streaming_from,
+                                        2 * n * std::int64_t(sizeof(T))) &&
+                           apart(z.data(), n, x.data());
+    paths.took(streaming ? Path::streaming_stores : Path::libc_copy);
     Kokkos::parallel_for(label, Range<Exec>(exec, 0, parts),
                          HostCopyParts<T>{x.data(), z.data(), n, parts, streaming});
     return true;
@@ -102,9 +103,10 @@ bool host_copy(const char* label, const Exec& exec, const X& x, const Z& z) {
 
 // On a host, contiguous views take host_copy.
 template <class Exec, class X, class Z>
-void stream_copy(const Exec& exec, const X& x, const Z& z) {
+void stream_copy(const Exec& exec, Paths& paths, const X& x, const Z& z) {
   using T = typename Z::non_const_value_type;
-  if (host_copy("portalab::stream_copy", exec, x, z)) return;
+  if (host_copy("portalab::stream_copy", exec, paths, x, z)) return;
+  paths.took(Path::loops);
   const std::int64_t n = z.extent(0);
   if (!chunkable(x, z)) {
     constexpr int U = elements_per_thread<Exec>;
@@ -126,15 +128,15 @@ void stream_copy(const Exec& exec, const X& x, const Z& z) {
 // float32, closer in float64. On a host the
 // same loop a compiler makes of it (host_copy).
 template <class Exec, class X, class Z>
-void stream_copy_naive(const Exec& exec, const X& x, const Z& z) {
-  if (host_copy("portalab::stream_copy_naive", exec, x, z)) return;
-  each("portalab::stream_copy_naive", exec, op::Copy{}, z, x);
+void stream_copy_naive(const Exec& exec, Paths& paths, const X& x, const Z& z) {
+  if (host_copy("portalab::stream_copy_naive", exec, paths, x, z)) return;
+  each("portalab::stream_copy_naive", exec, paths, op::Copy{}, z, x);
 }
 
 // a = b + s·c (STREAM triad): 3·sizeof(T) bytes and 2 FLOPs per element.
 template <class Exec, class T, class A, class B, class C>
-void stream_triad(const Exec& exec, T s, const A& a, const B& b, const C& c) {
-  each("portalab::stream_triad", exec, op::Triad<T>{s}, a, b, c);
+void stream_triad(const Exec& exec, Paths& paths, T s, const A& a, const B& b, const C& c) {
+  each("portalab::stream_triad", exec, paths, op::Triad<T>{s}, a, b, c);
 }
 
 // The sum of x's elements, accumulated in double.

@@ -20,22 +20,22 @@ struct VectorPoly {
   }
 };
 template <class Exec, class T, class X, class Y, class Z>
-void vector_poly_fused(const Exec& exec, T a, T b, T c, const X& x, const Y& y,
+void vector_poly_fused(const Exec& exec, Paths& paths, T a, T b, T c, const X& x, const Y& y,
                        const Z& z) {
-  map("portalab::vector_poly_fused", exec, VectorPoly<T>{a, b, c}, z, x, y);
+  map("portalab::vector_poly_fused", exec, paths, VectorPoly<T>{a, b, c}, z, x, y);
 }
 
 // Operation by operation into temporaries, as NumPy evaluates a*x**2 + b*y + c
 // (reusing its temporaries in place): five kernels, 11·sizeof(T) bytes and
 // 5 FLOPs per element.
 template <class Exec, class T, class X, class Y, class Tmp, class Z>
-void vector_poly_unfused(const Exec& exec, T a, T b, T c, const X& x, const Y& y,
+void vector_poly_unfused(const Exec& exec, Paths& paths, T a, T b, T c, const X& x, const Y& y,
                          const Tmp& t1, const Tmp& t2, const Z& z) {
-  each("portalab::vector_poly_square", exec, op::Square{}, t1, x);
-  each("portalab::vector_poly_scale_a", exec, op::Scale<T>{a}, t1, t1);
-  each("portalab::vector_poly_scale_b", exec, op::Scale<T>{b}, t2, y);
-  each("portalab::vector_poly_add", exec, op::Add{}, t1, t1, t2);
-  each("portalab::vector_poly_add_c", exec, op::AddScalar<T>{c}, z, t1);
+  each("portalab::vector_poly_square", exec, paths, op::Square{}, t1, x);
+  each("portalab::vector_poly_scale_a", exec, paths, op::Scale<T>{a}, t1, t1);
+  each("portalab::vector_poly_scale_b", exec, paths, op::Scale<T>{b}, t2, y);
+  each("portalab::vector_poly_add", exec, paths, op::Add{}, t1, t1, t2);
+  each("portalab::vector_poly_add_c", exec, paths, op::AddScalar<T>{c}, z, t1);
 }
 
 }  // namespace portalab::kernels

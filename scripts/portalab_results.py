@@ -9,7 +9,7 @@ the run it came from (host name, the device of the row's space, Slurm job,
 deck, git commit, start time, file path).
 
 Every file is read here, results and calibration (limits) files alike, and
-its schema_version checked: a file of another version stops the script with
+its schema_version checked: a file of a version not read stops the script with
 one line naming the file and its version (exit status 2, through fail()).
 The formats are schema/results.schema.json and schema/limits.schema.json
 (docs/results-schema.md); validate() checks a document against them.
@@ -22,9 +22,12 @@ import re
 import stat
 import sys
 
-# The version of the files this module reads (miniapp/results/schema_version.hpp);
-# files without schema_version are version 1, whose numbers were text.
-SCHEMA_VERSION = 2
+# The newest version of the files this module reads
+# (miniapp/results/schema_version.hpp), and the oldest: version 2 lacks the
+# rows' path (read as None: unknown). Files without schema_version are
+# version 1, whose numbers were text.
+SCHEMA_VERSION = 3
+OLDEST_VERSION = 2
 
 PHASES = ("h2d", "kernel", "d2h", "total")
 STATS = ("min_ms", "max_ms", "std_ms")
@@ -188,21 +191,22 @@ def file_name(text):
 
 
 def check_version(doc, path, what="results file"):
-    """doc, when its schema_version is the one read here; else ResultsError
-    in one line naming path and the version, older or newer."""
+    """doc, when its schema_version is one read here; else ResultsError in
+    one line naming path and the version, older or newer."""
     if not isinstance(doc, dict) or (
             "schema_version" not in doc and not {"provenance", "results", "calibration"} & doc.keys()):
         return doc  # not portalab's at all: the caller names what it lacks
     version = doc.get("schema_version", 1)
-    if version == SCHEMA_VERSION:
+    number = isinstance(version, int) and not isinstance(version, bool)
+    if number and OLDEST_VERSION <= version <= SCHEMA_VERSION:
         return doc
-    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+    if number and version < OLDEST_VERSION:
         why = ("written before portalab numbered its formats, " if "schema_version" not in doc
                else "")
-        advice = (f"{why}older than version {SCHEMA_VERSION}, which these scripts read: "
+        advice = (f"{why}older than version {OLDEST_VERSION}, the oldest these scripts read: "
                   "run portalab again, or read it with the scripts of the portalab that wrote it")
     else:
-        advice = (f"these scripts read version {SCHEMA_VERSION}: "
+        advice = (f"these scripts read versions {OLDEST_VERSION} to {SCHEMA_VERSION}: "
                   "read it with the scripts of the portalab that wrote it")
     raise ResultsError(f"{path}: a {what} of schema_version {json.dumps(version)}, {advice}")
 
@@ -252,16 +256,22 @@ def _validator(schema, known):
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
-def validate(doc, kind="results", part=None, at=""):
+def validate(doc, kind="results", part=None, at="", version=None):
     """Where doc breaks schema/<kind>.schema.json (or only its $defs/<part>,
     doc found at `at` in its file): one message per error, "<field>: <what>",
-    the field as a path ("results/3/threads"). Needs python3-jsonschema."""
+    the field as a path ("results/3/threads"). Needs python3-jsonschema.
+    A document of schema_version 2 (version, for a part of one) may lack
+    what version 3 added."""
     known = schemas()
     schema = known[kind]
     if part:
         schema = {"$ref": f"{schema['$id']}#/$defs/{part}"}
+    elif isinstance(doc, dict):
+        version = doc.get("schema_version")
+    older = {f"{k!r} is a required property" for k in ADDED_IN_VERSION_3} if version == 2 else ()
     try:
-        errors = list(_validator(schema, known).iter_errors(doc))
+        errors = [e for e in _validator(schema, known).iter_errors(doc)
+                  if not (e.validator == "required" and e.message in older)]
         return [f"{'/'.join([at] * bool(at) + [str(p) for p in e.absolute_path]) or '(top)'}: "
                 f"{cut(e.message)}"
                 for e in sorted(errors, key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])]
@@ -277,6 +287,9 @@ def cut(text, most=200):
 # Fields of schema_version 2 that files written before they were added lack
 # (energy, 2026-11-25): a reader takes such files; validate() names them.
 ADDED_IN_VERSION_2 = {"energy", "energy_sizes", "energy_with_copies", "energy_without_copies"}
+# Fields of schema_version 3, which version 2 files lack: unknown there
+# (None); validate() takes a version 2 file without them.
+ADDED_IN_VERSION_3 = {"path"}
 
 
 def _is_type(value, name):
@@ -382,7 +395,8 @@ def _checker(schema, defs, made):
                      f"{at or '(top)'}: {_shown(v)} does not match {pattern.pattern}")
     if "properties" in schema or "required" in schema or "additionalProperties" in schema:
         props = {k: _checker(v, defs, made) for k, v in schema.get("properties", {}).items()}
-        required = [k for k in schema.get("required", ()) if k not in ADDED_IN_VERSION_2]
+        required = [k for k in schema.get("required", ())
+                    if k not in ADDED_IN_VERSION_2 | ADDED_IN_VERSION_3]
         extra = schema.get("additionalProperties", True)
         extra = extra if isinstance(extra, bool) else _checker(extra, defs, made)
 
@@ -603,7 +617,8 @@ def journal_problems(path):
                 for e in validate(head.get("provenance"), "results", "provenance", "provenance")]
     for i, update in updates:
         for j, row in enumerate(update["rows"]):
-            problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row", f"rows/{j}")]
+            problems += [f"{path}:{i}: {e}" for e in validate(row, "results", "row", f"rows/{j}",
+                                                              head.get("schema_version"))]
     return problems
 
 
@@ -731,6 +746,7 @@ def flatten(row, run, devices):
         if choices and isinstance(value, int) and 0 <= value < len(choices):
             out["parameters"][name] = choices[value]
     out.setdefault("ranks", 1)
+    out.setdefault("path", None)  # version 2: not recorded, unknown
     for phase in PHASES:
         stats = row.get("stats", {}).get(phase, {})
         for s in STATS:

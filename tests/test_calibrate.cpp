@@ -323,9 +323,10 @@ TEST(Calibrate, LimitsTableSaysWhenArraysMayFitInTheCache) {
   EXPECT_EQ(portalab::format_calibration(c).find("less than 4x"), std::string::npos);
 }
 
-// What the calibration chose is what each host space's loops then do; a
-// space it did not measure, or no calibration, keeps plain stores; the
-// environment overrides both; an unknown value is refused by name.
+// What the calibration chose is each host space's policy (what its loops
+// then do); a space it did not measure, or no calibration, keeps plain
+// stores; the environment overrides both; an unknown value is refused by
+// name.
 TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
   const char* was = std::getenv("PORTALAB_STREAMING_STORES");
   const std::string saved = was ? was : "";
@@ -342,8 +343,10 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
     return applied.at(space).at(what).get<std::string>();
   };
   const bool compiled = portalab::kernels::streaming_stores_compiled;
-  auto applied = portalab::apply_host_stores(&c);
+  auto policies = portalab::host_policies(&c);
+  auto applied = policies.described;
   ASSERT_EQ(applied.size(), hosts.size());
+  ASSERT_EQ(policies.by_space.size(), hosts.size());
   EXPECT_EQ(stores_of(applied, hosts.front()), hosts.size() > 1 && compiled ? "streaming" : "plain");
   EXPECT_EQ(stores_of(applied, hosts.front(), "copy_stores"), "plain");
   if (hosts.size() > 2)
@@ -351,33 +354,25 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
   EXPECT_EQ(stores_of(applied, hosts.back()), "plain");
   EXPECT_EQ(stores_of(applied, hosts.back(), "copy_stores"), "plain");
   EXPECT_EQ(applied.at(hosts.back()).at("why"), "the calibration did not measure them");
-  // What each host space's loops will do, gathered first: nvcc rejects a
-  // gtest assertion inside this generic lambda's `if constexpr`.
-  using portalab::kernels::Stores;
-  struct Streams {
-    std::string space;
-    bool loops, copies;
-  };
-  std::vector<Streams> streams;
-  portalab::for_each_space([&](auto tag) {
-    using Space = typename decltype(tag)::type;
-    if constexpr (portalab::is_host_space_v<Space>)
-      streams.push_back({Space::name(),
-                         portalab::kernels::host_streaming_bytes<Space, Stores::loops>() >= 0,
-                         portalab::kernels::host_streaming_bytes<Space, Stores::copies>() >= 0});
-  });
-  for (const auto& [name, loops, copies] : streams) {
-    EXPECT_EQ(loops, stores_of(applied, name) == "streaming") << name;
-    EXPECT_EQ(copies, stores_of(applied, name, "copy_stores") == "streaming") << name;
-  }
-  applied = portalab::apply_host_stores(nullptr);
+  // The policy the kernels get says what the provenance says.
   for (const auto& name : hosts) {
+    const auto p = policies.of(name);
+    EXPECT_EQ(p, portalab::host_policy_of(c.find(name))) << name;
+    EXPECT_EQ(p.streaming_from >= 0, stores_of(applied, name) == "streaming") << name;
+    EXPECT_EQ(p.copy_streaming_from >= 0, stores_of(applied, name, "copy_stores") == "streaming")
+        << name;
+  }
+  EXPECT_EQ(policies.of("Cuda"), portalab::kernels::HostPolicy{});  // a device's: none
+  policies = portalab::host_policies(nullptr);
+  applied = policies.described;
+  for (const auto& name : hosts) {
+    EXPECT_EQ(policies.of(name), portalab::kernels::HostPolicy{}) << name;
     EXPECT_EQ(stores_of(applied, name), "plain") << name;
     EXPECT_EQ(stores_of(applied, name, "copy_stores"), "plain") << name;
   }
 
   setenv("PORTALAB_STREAMING_STORES", "1", 1);
-  applied = portalab::apply_host_stores(&c);
+  applied = portalab::host_policies(&c).described;
   for (const auto& name : hosts) {
     EXPECT_EQ(stores_of(applied, name), compiled ? "streaming" : "plain") << name;
     EXPECT_EQ(stores_of(applied, name, "copy_stores"), compiled ? "streaming" : "plain") << name;
@@ -385,7 +380,7 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
   }
   setenv("PORTALAB_STREAMING_STORES", "yes", 1);
   try {
-    portalab::apply_host_stores(&c);
+    portalab::host_policies(&c);
     ADD_FAILURE() << "PORTALAB_STREAMING_STORES=yes accepted";
   } catch (const portalab::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("PORTALAB_STREAMING_STORES=yes: expected 0"),
@@ -396,7 +391,6 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
     setenv("PORTALAB_STREAMING_STORES", saved.c_str(), 1);
   else
     unsetenv("PORTALAB_STREAMING_STORES");
-  portalab::apply_host_stores(nullptr);  // plain again for the tests after this one
 }
 
 // A calibration file's stores come back as written; a choice it cannot
@@ -425,8 +419,8 @@ TEST(Calibrate, FileWithAnUnknownStoresChoiceIsRefused) {
 }
 
 // The float64 dot's choice (one chain or vector sums) comes back as
-// written, a choice it cannot mean is refused naming the file, and applied
-// it is what each host space's dot then does.
+// written, a choice it cannot mean is refused naming the file, and it is
+// the policy each host space's dot then gets.
 TEST(Calibrate, DotReadsComeBackAndAreApplied) {
   auto j = portalab::to_json(quick_calibration());
   ASSERT_TRUE(j["spaces"][0].contains("dot_reads"));
@@ -451,19 +445,12 @@ TEST(Calibrate, DotReadsComeBackAndAreApplied) {
   const auto c = measured_but_the_last_host([](portalab::SpaceLimits& s, bool first) {
     s.dot_reads = first ? "chain" : "vectors";
   });
-  const auto applied = portalab::apply_host_stores(&c);
-  std::vector<std::pair<std::string, bool>> chains;
-  portalab::for_each_space([&](auto tag) {
-    using Space = typename decltype(tag)::type;
-    if constexpr (portalab::is_host_space_v<Space>)
-      chains.emplace_back(Space::name(), portalab::kernels::host_dot_chain_bytes<Space>() >= 0);
-  });
-  for (const auto& [name, chain] : chains) {
-    const bool first = name == hosts.front();
-    EXPECT_EQ(chain, first && hosts.size() > 1) << name;
-    EXPECT_EQ(applied.at(name).at("dot_reads"), chain ? "chain" : "vectors") << name;
+  const auto policies = portalab::host_policies(&c);
+  for (const auto& name : hosts) {
+    const bool chain = policies.of(name).dot_chain_from >= 0;
+    EXPECT_EQ(chain, name == hosts.front() && hosts.size() > 1) << name;
+    EXPECT_EQ(policies.described.at(name).at("dot_reads"), chain ? "chain" : "vectors") << name;
   }
-  portalab::apply_host_stores(nullptr);  // vector sums again for the tests after this one
 }
 
 TEST(HostBlas, KnowsTheVectorWidthOfOpenBlasKernels) {

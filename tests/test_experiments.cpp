@@ -3,6 +3,7 @@
 // variants that compute the same outputs (sequentially or concurrently on
 // several instances) give bit-identical ones, so a race shows as a failure.
 #include "experiment/experiment.hpp"
+#include "kernels/range.hpp"
 #include "platform/spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -49,7 +50,7 @@ void run_variant(portalab::Case& c, std::size_t v) {
   a.poison_outputs();
   a.h2d();
   portalab::CallRecord record;
-  c.run(v, record);
+  c.run(v, {}, record);
   a.d2h();
   a.fence();
 }
@@ -136,6 +137,35 @@ TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   EXPECT_EQ(squared->make(space, "float64", 5, portalab::CopyMode::none, {}, portalab::world())->show(0), "");
 }
 
+// The run's policy reaches the kernels through the run state, and the call
+// records the path they took: a host's copy by memcpy or, from byte 0, with
+// streaming stores (where compiled); a device's own loop; "" for a variant
+// without a choice.
+TEST(VariantTables, TheCallRecordsThePathItsKernelsTook) {
+  const auto* info = portalab::find_experiment("stream_copy");
+  ASSERT_NE(info, nullptr);
+  const std::size_t kernel = info->variant_index("kernel"), deep = info->variant_index("deep_copy");
+  portalab::kernels::HostPolicy streaming;
+  streaming.streaming_from = streaming.copy_streaming_from = 0;
+  for (const auto& space : portalab::enabled_space_names()) {
+    const bool host = portalab::is_host_space(space);
+    auto c = info->make(space, "float64", 1000, portalab::CopyMode::none, {}, portalab::world());
+    auto path = [&](std::size_t v, const portalab::kernels::HostPolicy& policy) {
+      portalab::CallRecord record;
+      c->run(v, policy, record);
+      c->arrays().fence();
+      return record.path;
+    };
+    EXPECT_EQ(path(kernel, {}), host ? "memcpy" : "loops") << space;
+    const bool streams = host && portalab::kernels::streaming_stores_compiled;
+    EXPECT_EQ(path(kernel, streaming), streams ? "streaming-stores"
+                                       : host  ? "memcpy"
+                                               : "loops")
+        << space;
+    EXPECT_EQ(path(deep, streaming), "") << space;
+  }
+}
+
 TEST(VariantTables, LaunchOverheadTimesItsDispatchVariantsItself) {
   const auto* info = portalab::find_experiment("launch_overhead");
   ASSERT_NE(info, nullptr);
@@ -143,7 +173,7 @@ TEST(VariantTables, LaunchOverheadTimesItsDispatchVariantsItself) {
     auto c = info->make(space, "int64", 10, portalab::CopyMode::none, {}, portalab::world());
     for (std::size_t v = 0; v < info->variants.size(); ++v) {
       portalab::CallRecord record;
-      c->run(v, record);
+      c->run(v, {}, record);
       c->arrays().fence();
       const bool dispatch = info->variants[v].find("dispatch") != std::string::npos;
       EXPECT_EQ(record.kernel_ms.has_value(), dispatch) << space << " " << info->variants[v];

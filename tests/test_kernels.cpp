@@ -1,4 +1,5 @@
 // The kernels of kernels/ in every enabled space, against plain host loops.
+#include "kernels/dot.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/stream.hpp"
@@ -13,24 +14,20 @@
 
 namespace {
 
-// check() with plain stores, then with every host loop streaming its stores
-// past the caches (kernels::host_streams; portalab streams only arrays
-// beyond the last-level cache, too large for a test): each path of
+// check(paths) with plain stores, then with every host loop and copy
+// streaming its stores past the caches (HostPolicy; portalab streams only
+// arrays beyond the last-level cache, too large for a test): each path of
 // kernels/range.hpp's stream_store, heads and tails included, computes the
 // same elements.
-template <class Space, class Check>
+template <class Check>
 void with_either_store(const Check& check) {
-  using portalab::kernels::Stores;
-  auto& from = portalab::kernels::host_streaming_bytes<Space, Stores::loops>();
-  auto& copy_from = portalab::kernels::host_streaming_bytes<Space, Stores::copies>();
-  const auto saved = from, copy_saved = copy_from;
   for (const std::int64_t bytes : {std::int64_t(-1), std::int64_t(0)}) {
     SCOPED_TRACE(bytes < 0 ? "plain stores" : "streaming stores");
-    from = copy_from = bytes;
-    check();
+    portalab::kernels::HostPolicy policy;
+    policy.streaming_from = policy.copy_streaming_from = bytes;
+    portalab::kernels::Paths paths(policy);
+    check(paths);
   }
-  from = saved;
-  copy_from = copy_saved;
 }
 
 template <class Space>
@@ -55,7 +52,7 @@ class Kernels : public ::testing::Test {
 TYPED_TEST_SUITE(Kernels, portalab::testing::EnabledSpaceTypes, portalab::testing::SpaceName);
 
 TYPED_TEST(Kernels, VectorPolyFusedAndUnfusedMatchTheFormula) {
-  with_either_store<TypeParam>([&] {
+  with_either_store([&](portalab::kernels::Paths& paths) {
     using Space = TypeParam;
     using View = typename TestFixture::View;
     const double a = 3.5, b = 2.8, c = 10.0;
@@ -64,8 +61,8 @@ TYPED_TEST(Kernels, VectorPolyFusedAndUnfusedMatchTheFormula) {
       auto y = TestFixture::filled("y", n, -3.0);
       View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n);
       Space exec;
-      portalab::kernels::vector_poly_fused(exec, a, b, c, x, y, fused);
-      portalab::kernels::vector_poly_unfused(exec, a, b, c, x, y, t1, t2, unfused);
+      portalab::kernels::vector_poly_fused(exec, paths, a, b, c, x, y, fused);
+      portalab::kernels::vector_poly_unfused(exec, paths, a, b, c, x, y, t1, t2, unfused);
       exec.fence();
       auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
       auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
@@ -84,7 +81,7 @@ TYPED_TEST(Kernels, VectorPolyFusedAndUnfusedMatchTheFormula) {
 // also subviews that start one element in (misaligned: the fallback path)
 // and strided ones.
 template <class Space, class T>
-void check_copies() {
+void check_copies(portalab::kernels::Paths& paths) {
   using View = Kokkos::View<T*, typename Space::memory_space>;
   for (std::size_t n : {1, 2, 3, 5, 7, 16, 17, 63, 1000, 100003}) {
     View x("x", n + 1), z("z", n + 1), naive("naive", n + 1);
@@ -98,8 +95,8 @@ void check_copies() {
                             std::pair{whole, shifted}}) {
       Kokkos::deep_copy(z, T(-7));
       Kokkos::deep_copy(naive, T(-7));
-      portalab::kernels::stream_copy(exec, Kokkos::subview(x, from), Kokkos::subview(z, to));
-      portalab::kernels::stream_copy_naive(exec, Kokkos::subview(x, from),
+      portalab::kernels::stream_copy(exec, paths, Kokkos::subview(x, from), Kokkos::subview(z, to));
+      portalab::kernels::stream_copy_naive(exec, paths, Kokkos::subview(x, from),
                                            Kokkos::subview(naive, to));
       exec.fence();
       auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
@@ -115,7 +112,7 @@ void check_copies() {
     Kokkos::View<T*, Kokkos::LayoutStride, typename Space::memory_space> odd(
         x.data(), Kokkos::LayoutStride(n / 2 + 1, 2));
     View got("got", n / 2 + 1);
-    portalab::kernels::stream_copy(exec, odd, got);
+    portalab::kernels::stream_copy(exec, paths, odd, got);
     exec.fence();
     auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
     for (std::size_t i = 0; i < hg.extent(0); ++i) ASSERT_EQ(hg(i), hx(2 * i)) << "strided n=" << n;
@@ -123,14 +120,14 @@ void check_copies() {
 }
 
 TYPED_TEST(Kernels, StreamCopyCopiesEveryElement) {
-  with_either_store<TypeParam>([&] {
-    check_copies<TypeParam, double>();
-    check_copies<TypeParam, float>();
+  with_either_store([&](portalab::kernels::Paths& paths) {
+    check_copies<TypeParam, double>(paths);
+    check_copies<TypeParam, float>(paths);
   });
 }
 
 TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
-  with_either_store<TypeParam>([&] {
+  with_either_store([&](portalab::kernels::Paths& paths) {
     using Space = TypeParam;
     using View = typename TestFixture::View;
     for (std::size_t n : TestFixture::sizes) {
@@ -139,11 +136,11 @@ TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
       View fused("fused", n), unfused("unfused", n), t1("t1", n), t2("t2", n), cube("cube", n),
           pdf("pdf", n), distance("distance", n);
       Space exec;
-      portalab::kernels::squared_diff_fused(exec, x, y, fused);
-      portalab::kernels::squared_diff_unfused(exec, x, y, t1, t2, unfused);
-      portalab::kernels::cube_product(exec, x, y, cube);
-      portalab::kernels::gaussian_pdf(exec, 0.5, 1.5, x, pdf);
-      portalab::kernels::polar_distance(exec, x, y, y, x, distance);
+      portalab::kernels::squared_diff_fused(exec, paths, x, y, fused);
+      portalab::kernels::squared_diff_unfused(exec, paths, x, y, t1, t2, unfused);
+      portalab::kernels::cube_product(exec, paths, x, y, cube);
+      portalab::kernels::gaussian_pdf(exec, paths, 0.5, 1.5, x, pdf);
+      portalab::kernels::polar_distance(exec, paths, x, y, y, x, distance);
       exec.fence();
       const auto hx = TestFixture::host(x), hy = TestFixture::host(y);
       const auto hf = TestFixture::host(fused), hu = TestFixture::host(unfused);
@@ -169,7 +166,7 @@ TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
 // divides (1, primes, one row, one column, rows < a chunk), and a subview
 // that starts at an odd element (contiguous, misaligned).
 template <class Space, class Layout>
-void check_broadcast(int rows, int cols, int offset) {
+void check_broadcast(portalab::kernels::Paths& paths, int rows, int cols, int offset) {
   using Matrix = Kokkos::View<std::int64_t**, Layout, typename Space::memory_space>;
   using Vector = Kokkos::View<std::int64_t*, typename Space::memory_space>;
   // offset > 0: m and z are the last rows·cols elements of a longer buffer.
@@ -189,8 +186,8 @@ void check_broadcast(int rows, int cols, int offset) {
   Kokkos::deep_copy(row, hr);
   Kokkos::deep_copy(column, hc);
   Space exec;
-  portalab::kernels::broadcast_add_row(exec, m, row, by_row);
-  portalab::kernels::broadcast_add_column(exec, m, column, by_column);
+  portalab::kernels::broadcast_add_row(exec, paths, m, row, by_row);
+  portalab::kernels::broadcast_add_column(exec, paths, m, column, by_column);
   exec.fence();
   auto got_row = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_row);
   auto got_column = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_column);
@@ -203,12 +200,12 @@ void check_broadcast(int rows, int cols, int offset) {
 
 TYPED_TEST(Kernels, BroadcastAddsARowToEveryRowAndAColumnToEveryColumn) {
   using Space = TypeParam;
-  with_either_store<TypeParam>([&] {
+  with_either_store([&](portalab::kernels::Paths& paths) {
     for (auto [rows, cols] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {3, 7}, {33, 129},
                               {131, 257}, {1, 300}, {300, 1}})
       for (int offset : {0, 1}) {
-        check_broadcast<Space, Kokkos::LayoutLeft>(rows, cols, offset);
-        check_broadcast<Space, Kokkos::LayoutRight>(rows, cols, offset);
+        check_broadcast<Space, Kokkos::LayoutLeft>(paths, rows, cols, offset);
+        check_broadcast<Space, Kokkos::LayoutRight>(paths, rows, cols, offset);
       }
   });
   // A column range of a LayoutRight matrix: not contiguous, the 2-D path.
@@ -218,12 +215,63 @@ TYPED_TEST(Kernels, BroadcastAddsARowToEveryRowAndAColumnToEveryColumn) {
   Kokkos::View<std::int64_t*, typename Space::memory_space> row("row", 3);
   Kokkos::deep_copy(row, 3);
   Space exec;
-  portalab::kernels::broadcast_add_row(exec, Kokkos::subview(m, Kokkos::ALL, std::pair(2, 5)),
-                                       row, z);
+  portalab::kernels::Paths paths;
+  portalab::kernels::broadcast_add_row(exec, paths,
+                                       Kokkos::subview(m, Kokkos::ALL, std::pair(2, 5)), row, z);
   exec.fence();
   auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 3; ++j) ASSERT_EQ(hz(i, j), 7) << i << "," << j;
+}
+
+// The paths kernels report, as rows record them: a device's own loops; on a
+// host, the policy's choice where the views are contiguous, and the general
+// loop where they are not.
+TYPED_TEST(Kernels, EachKernelSaysThePathItTook) {
+  using Space = TypeParam;
+  using View = typename TestFixture::View;
+  namespace k = portalab::kernels;
+  constexpr bool host = k::is_host_exec_v<Space>;
+  const bool streams = host && k::streaming_stores_compiled;
+  const std::size_t n = 1000;
+  const auto x = TestFixture::filled("x", n, 2.0), y = TestFixture::filled("y", n, -3.0);
+  View z("z", n), t1("t1", n), t2("t2", n);
+  Kokkos::View<double, typename Space::memory_space> dot("dot");
+  Space exec;
+  auto taken = [&](const k::HostPolicy& policy, auto&& call) {
+    k::Paths paths(policy);
+    call(paths);
+    exec.fence();
+    return paths.names();
+  };
+  k::HostPolicy plain, always, beyond;
+  always.streaming_from = always.copy_streaming_from = always.dot_chain_from = 0;
+  // One byte more than any of these calls' arrays together.
+  beyond.streaming_from = beyond.copy_streaming_from = beyond.dot_chain_from =
+      std::int64_t(3 * n * sizeof(double)) + 1;
+  auto copy = [&](k::Paths& p) { k::stream_copy(exec, p, x, z); };
+  auto fused = [&](k::Paths& p) { k::squared_diff_fused(exec, p, x, y, z); };
+  auto unfused = [&](k::Paths& p) {
+    k::vector_poly_unfused(exec, p, 1.0, 2.0, 3.0, x, y, t1, t2, z);
+  };
+  auto reduce = [&](k::Paths& p) { k::dot_reduce(exec, p, x, y, dot); };
+  EXPECT_EQ(taken(plain, copy), host ? "memcpy" : "loops");
+  EXPECT_EQ(taken(always, copy), streams ? "streaming-stores" : host ? "memcpy" : "loops");
+  EXPECT_EQ(taken(beyond, copy), host ? "memcpy" : "loops");
+  EXPECT_EQ(taken(plain, fused), "loops");
+  EXPECT_EQ(taken(always, fused), streams ? "streaming-stores" : "loops");
+  EXPECT_EQ(taken(beyond, fused), "loops");
+  // NumPy's way: its operators in place (t1 = a·t1) have read what they
+  // write and never stream.
+  EXPECT_EQ(taken(always, unfused), streams ? "loops+streaming-stores" : "loops");
+  EXPECT_EQ(taken(plain, reduce), host ? "dot-vectors" : "loops");
+  EXPECT_EQ(taken(always, reduce), host ? "dot-chain" : "loops");
+  EXPECT_EQ(taken(beyond, reduce), host ? "dot-vectors" : "loops");
+  // Every other element: the general loop, whatever the policy.
+  Kokkos::View<double*, Kokkos::LayoutStride, typename Space::memory_space> odd(
+      x.data(), Kokkos::LayoutStride(n / 2, 2));
+  View half("half", n / 2);
+  EXPECT_EQ(taken(always, [&](k::Paths& p) { k::stream_copy(exec, p, odd, half); }), "loops");
 }
 
 TYPED_TEST(Kernels, EveryLaunchAndEveryGraphNodeWritesItsElement) {

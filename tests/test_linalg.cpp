@@ -158,8 +158,9 @@ TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
   Kokkos::View<float, typename Space::memory_space> in_float("f"), vendor("v");
   Kokkos::View<double, typename Space::memory_space> in_double("d");
   Space exec;
-  portalab::kernels::dot_reduce(exec, x, y, in_float);
-  portalab::kernels::dot_reduce(exec, x, y, in_double);
+  portalab::kernels::Paths paths;
+  portalab::kernels::dot_reduce(exec, paths, x, y, in_float);
+  portalab::kernels::dot_reduce(exec, paths, x, y, in_double);
   portalab::kernels::vendor_dot(exec, x, y, vendor);
   exec.fence();
   float f = 0, v = 0;
@@ -177,7 +178,8 @@ TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
 // misaligned (one element in) and strided views: integer-valued terms, so
 // the sums are exact in either type.
 template <class Space, class T>
-void check_dot_sizes() {
+void check_dot_sizes(const portalab::kernels::HostPolicy& policy = {}) {
+  portalab::kernels::Paths paths(policy);
   using V = Kokkos::View<T*, typename Space::memory_space>;
   for (std::size_t n : {1, 2, 3, 5, 7, 16, 17, 31, 64, 65, 1000, 100003}) {
     V x("x", 2 * n + 1), y("y", 2 * n + 1);
@@ -201,8 +203,8 @@ void check_dot_sizes() {
     for (std::size_t first : {0, 1}) {
       const auto range = std::pair<std::size_t, std::size_t>(first, first + n);
       const auto sx = Kokkos::subview(x, range), sy = Kokkos::subview(y, range);
-      portalab::kernels::dot_reduce(exec, sx, sy, r);
-      portalab::kernels::dot_reduce(exec, sx, sy, r64);
+      portalab::kernels::dot_reduce(exec, paths, sx, sy, r);
+      portalab::kernels::dot_reduce(exec, paths, sx, sy, r64);
       exec.fence();
       T got = 0;
       double got64 = 0;
@@ -214,7 +216,7 @@ void check_dot_sizes() {
     using Strided = Kokkos::View<T*, Kokkos::LayoutStride, typename Space::memory_space>;
     const Strided sx(x.data(), Kokkos::LayoutStride(n, 2));
     const Strided sy(y.data(), Kokkos::LayoutStride(n, 2));
-    portalab::kernels::dot_reduce(exec, sx, sy, r64);
+    portalab::kernels::dot_reduce(exec, paths, sx, sy, r64);
     exec.fence();
     double got64 = 0;
     Kokkos::deep_copy(got64, r64);
@@ -234,11 +236,9 @@ TYPED_TEST(Linalg, DotInOneChainCountsEveryTermOnce) {
   if constexpr (!portalab::kernels::is_host_exec_v<Space>) {
     GTEST_SKIP() << "a host loop";
   } else {
-    auto& from = portalab::kernels::host_dot_chain_bytes<Space>();
-    const std::int64_t before = from;
-    from = 0;
-    check_dot_sizes<Space, double>();
-    from = before;
+    portalab::kernels::HostPolicy chain;
+    chain.dot_chain_from = 0;
+    check_dot_sizes<Space, double>(chain);
   }
 }
 

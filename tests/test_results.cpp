@@ -42,9 +42,9 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
-const char* required[] = {"experiment", "variant", "library", "threads", "space", "dtype", "n",
-                          "reps",       "h2d_ms",  "kernel_ms", "d2h_ms", "total_ms",
-                          "cold_ms",    "gbps",    "gflops",   "check",  "rel_error"};
+const char* required[] = {"experiment", "variant", "library", "path",   "threads",   "space",
+                          "dtype",      "n",       "reps",    "h2d_ms", "kernel_ms", "d2h_ms",
+                          "total_ms",   "cold_ms", "gbps",    "gflops", "check",     "rel_error"};
 
 class ResultFiles : public ::testing::Test {
  protected:
@@ -80,6 +80,8 @@ TEST_F(ResultFiles, JsonHasEveryFieldAndProvenance) {
   for (const auto& row : doc["results"]) {
     for (const char* f : required) EXPECT_TRUE(row.contains(f)) << f;
     EXPECT_EQ(row["check"], "PASS");
+    // Run without a calibration: the plain stores of portalab's own loops.
+    EXPECT_EQ(row["path"], "loops") << row["variant"];
     // Numbers are numbers; objects are objects (schema/results.schema.json).
     for (const char* f : {"threads", "n", "reps", "warmups", "ranks"})
       EXPECT_TRUE(row[f].is_number_integer()) << f << ": " << row[f];
@@ -178,6 +180,15 @@ TEST(Parameters, NamedChoicesReadAsTheDeckGivesThem) {
 
 // A failed check's error can be infinite: the CSV holds no number there, as
 // the JSON holds null (the schema allows a number or nothing).
+// A row's path: what its kernels reported; else a library's call; else none.
+TEST(RowPath, KernelsFirstThenALibrary) {
+  EXPECT_EQ(portalab::row_path("dot-chain", "native"), "dot-chain");
+  EXPECT_EQ(portalab::row_path("loops+streaming-stores", "OpenBLAS"), "loops+streaming-stores");
+  EXPECT_EQ(portalab::row_path("", "cuBLAS"), "library");
+  EXPECT_EQ(portalab::row_path("", "native"), "");
+  EXPECT_EQ(portalab::row_path("", ""), "");
+}
+
 TEST(Csv, NonFiniteNumbersAreEmptyCells) {
   portalab::Result r;
   r.experiment = "vector_poly";

@@ -37,8 +37,8 @@ struct Rep {
 // each range opens before its timer starts and closes after it stops. The
 // energy counters are read between the phases, after the fence that ends
 // one and before the next one's timer starts: outside every timed region.
-Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& range,
-               EnergyLog* energy = nullptr) {
+Rep repetition(Case& c, std::size_t variant, const kernels::HostPolicy& policy, bool copies,
+               const std::string& range, EnergyLog* energy = nullptr) {
   CaseArrays& a = c.arrays();
   Rep t;
   if (energy) energy->rep_start();
@@ -51,7 +51,7 @@ Rep repetition(Case& c, std::size_t variant, bool copies, const std::string& ran
   }
   {
     ScopedRange r(range + "/kernel");
-    t.kernel = fenced_ms(a, [&] { c.run(variant, t.call); });
+    t.kernel = fenced_ms(a, [&] { c.run(variant, policy, t.call); });
     // The variant timed the part that matters itself (dispatch, instances).
     if (t.call.kernel_ms) t.kernel = *t.call.kernel_ms;
   }
@@ -183,7 +183,8 @@ struct Samples {
 
 // Warm-up, cold call and repetitions of one variant, each after a gate.
 // c is null on a rank outside the entry's group: it passes the same gates.
-Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock, EnergyMeters* meters) {
+Samples measure(Case* c, const Entry& e, const kernels::HostPolicy& policy, Result& r,
+                Lockstep& lock, EnergyMeters* meters) {
   static std::set<std::string> seen;  // kernels already called in this process
   r.first_in_process =
       seen.insert(fmt::format("{}/{}/{}/{}", r.experiment, r.variant, r.space, r.dtype)).second;
@@ -203,8 +204,10 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock, EnergyMeters
     // (the recorder may fence: only the cold call runs under it).
     ScopedRange cold(range + "/cold");
     RegionRecorder recorder;
-    r.cold_ms = repetition(*c, e.variant, copies, range + "/cold").total();
+    const Rep cold_call = repetition(*c, e.variant, policy, copies, range + "/cold");
+    r.cold_ms = cold_call.total();
     r.library = vendor_library(recorder.library());
+    r.path = row_path(cold_call.call.path, r.library);
     // The threads the host library ran with, read inside its calls (the
     // guards set them alike in every call); a device library's are its own.
     if (is_host_space(r.space)) r.library_threads = recorder.library_threads();
@@ -213,7 +216,7 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock, EnergyMeters
     ScopedRange warmup(range + "/warmup");
     for (int i = 0; i < r.warmups; ++i)
       if (!lock.step([&] {
-            if (c) repetition(*c, e.variant, copies, range + "/warmup");
+            if (c) repetition(*c, e.variant, policy, copies, range + "/warmup");
           }))
         break;
   }
@@ -226,7 +229,8 @@ Samples measure(Case* c, const Entry& e, Result& r, Lockstep& lock, EnergyMeters
             if (!c) return;
             if (i == 1 && Fault::get().here("early"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            const Rep t = repetition(*c, e.variant, copies, range, energy ? &*energy : nullptr);
+            const Rep t =
+                repetition(*c, e.variant, policy, copies, range, energy ? &*energy : nullptr);
             // As a fence reports a device's failure: after the repetition.
             if (i == 1 && Fault::get().here("throw"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
@@ -548,7 +552,8 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   lock.step([&] {
     if (member && !c) throw std::runtime_error(r.note);
   });
-  if (lock.gate()) samples = measure(c, e, r, lock, options.energy);
+  if (lock.gate())
+    samples = measure(c, e, options.host_policies.of(e.space), r, lock, options.energy);
   if (c && !lock.error().empty() && r.status != Status::not_applicable &&
       r.status != Status::skipped) {
     r.status = Status::error;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine/expand.hpp"
+#include "limits/calibrate.hpp"
 #include "platform/energy.hpp"
 #include "results/result.hpp"
 
@@ -35,6 +36,10 @@ struct RunOptions {
   // bandwidths re-measured into it (recheck_bandwidth), unless recheck_limits is off.
   Calibration* limits = nullptr;
   bool recheck_limits = true;
+  // Each host space's policy for the kernels that have a choice (from the
+  // calibration: host_policies), passed to every call through the run
+  // state. Empty: the plain paths.
+  HostPolicies host_policies;
   std::ostream* tables = nullptr;      // console tables, one per experiment
   std::ostream* progress = nullptr;    // "[i/N] ..." lines
   const Registry* registry = nullptr;  // nullptr: the program's

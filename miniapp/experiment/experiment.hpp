@@ -101,8 +101,9 @@ struct VariantTraits {
 class Case {
  public:
   virtual ~Case() = default;
-  // Queues variant v's work (not fenced; the runner fences the instance).
-  virtual void run(std::size_t v, CallRecord& record) = 0;
+  // Queues variant v's work (not fenced; the runner fences the instance),
+  // its kernels' paths chosen by `policy` (the run's, for the case's space).
+  virtual void run(std::size_t v, const kernels::HostPolicy& policy, CallRecord& record) = 0;
   virtual Check verify(std::size_t v) const = 0;
   // The outputs as the lab prints them, or "" when the experiment shows none.
   virtual std::string show(std::size_t v) const = 0;
@@ -170,12 +171,13 @@ class CaseImpl final : public Case {
       : m_ctx(Space(), mode, group), m_exp(m_ctx, n, params), m_pool(m_ctx.exec()) {
     m_ctx.fill_inputs();
   }
-  void run(std::size_t v, CallRecord& record) override {
+  void run(std::size_t v, const kernels::HostPolicy& policy, CallRecord& record) override {
     const auto& variant = table()[v];
-    RunState<Space> state(m_ctx.exec(), m_pool, variant.instances, record);
+    RunState<Space> state(m_ctx.exec(), m_pool, variant.instances, policy, record);
     // Host BLAS/LAPACK calls, Kokkos Kernels' included, on the space's threads.
     const kernels::LibraryThreads<Space> threads(m_ctx.exec());
     (m_exp.*variant.run)(state);
+    record.path = state.paths().names();
   }
   Check verify(std::size_t v) const override {
     if (const auto own = table()[v].verify) return (m_exp.*own)();

@@ -1,9 +1,12 @@
 // What a variant is handed when it runs: the case's execution-space instance,
-// the instances it declared it runs on, and a record of what it timed itself.
+// the instances it declared it runs on, the run's choice of the kernels'
+// paths (passed to the kernels that have one), and a record of what it timed
+// itself.
 // The variant declares (run on my instances, time this dispatch, fence this
 // phase, report this figure); the runner measures, fences and aggregates.
 #pragma once
 
+#include "kernels/paths.hpp"
 #include "platform/instances.hpp"
 
 #include <chrono>
@@ -24,6 +27,9 @@ struct CallRecord {
   // that matters itself (launches without their fence, per-instance fences).
   std::optional<double> kernel_ms;
   std::string timed_by;  // how the kernel phase was timed; "" for the runner's fence
+  // The paths its kernels took (kernels::Paths::names): the row's `path`;
+  // "" where no kernel with a choice ran.
+  std::string path;
   Metrics metrics;       // in the order first reported
 
   // Adds value to the metric `name` (0 before its first report).
@@ -45,8 +51,9 @@ struct CallRecord {
 template <class Space>
 class RunState {
  public:
-  RunState(const Space& exec, InstancePool<Space>& pool, int instances, CallRecord& record)
-      : m_exec(exec), m_pool(pool), m_instances(instances), m_record(record) {}
+  RunState(const Space& exec, InstancePool<Space>& pool, int instances,
+           const kernels::HostPolicy& policy, CallRecord& record)
+      : m_exec(exec), m_pool(pool), m_instances(instances), m_paths(policy), m_record(record) {}
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
 
@@ -54,6 +61,9 @@ class RunState {
   const Space& exec() const { return m_exec; }
   // The instances the variant declared (Variant::instances).
   int instances() const { return m_instances; }
+  // The run's policy for the kernels that have a choice (calibrated), and
+  // the record of the paths they took: pass it to every such kernel.
+  kernels::Paths& paths() { return m_paths; }
 
   // work(i, instance_i) on each of the variant's instances at once (from
   // partition_space, made at the first call and kept), each timed by the fence
@@ -107,6 +117,7 @@ class RunState {
   const Space& m_exec;
   InstancePool<Space>& m_pool;
   int m_instances;
+  kernels::Paths m_paths;
   CallRecord& m_record;
   InstanceTimes m_times;
   std::mutex m_lock;  // host instances report from threads of their own

@@ -88,16 +88,17 @@ class ArrayOps {
   }
 
   void arithmetic(RunState<Space>& s) {
-    kernels::array_arithmetic(s.exec(), T(scalar), m_x.device(), m_y.device(), m_plus.device(),
-                              m_times.device(), m_sum.device(), m_difference.device(),
-                              m_product.device(), m_quotient.device());
+    kernels::array_arithmetic(s.exec(), s.paths(), T(scalar), m_x.device(), m_y.device(),
+                              m_plus.device(), m_times.device(), m_sum.device(),
+                              m_difference.device(), m_product.device(), m_quotient.device());
   }
   void creation(RunState<Space>& s) {
     kernels::array_creation(s.exec(), m_zeros.device(), m_ones.device(), m_identity.device(),
                             m_arange.device());
   }
   void math(RunState<Space>& s) {
-    kernels::array_math(s.exec(), m_v.device(), m_cos.device(), m_sin.device(), m_sqrt.device());
+    kernels::array_math(s.exec(), s.paths(), m_v.device(), m_cos.device(), m_sin.device(),
+                        m_sqrt.device());
   }
 
   Check verify_arithmetic() const {

@@ -28,10 +28,11 @@ class BroadcastAdd {
   }
 
   void row(RunState<Space>& s) {
-    kernels::broadcast_add_row(s.exec(), m_m.device(), m_row.device(), m_z.device());
+    kernels::broadcast_add_row(s.exec(), s.paths(), m_m.device(), m_row.device(), m_z.device());
   }
   void column(RunState<Space>& s) {
-    kernels::broadcast_add_column(s.exec(), m_m.device(), m_column.device(), m_z.device());
+    kernels::broadcast_add_column(s.exec(), s.paths(), m_m.device(), m_column.device(),
+                                  m_z.device());
   }
 
   Check verify_row() const { return verify_broadcast(true); }

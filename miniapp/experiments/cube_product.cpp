@@ -18,7 +18,7 @@ class CubeProduct {
 
   void kernel(RunState<Space>& s) {
     const Space& exec = s.exec();
-    kernels::cube_product(exec, m_x.device(), m_y.device(), m_z.device());
+    kernels::cube_product(exec, s.paths(), m_x.device(), m_y.device(), m_z.device());
   }
 
   Check verify() const {

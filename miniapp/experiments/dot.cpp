@@ -41,11 +41,11 @@ class Dot {
     kernels::vendor_dot(s.exec(), m_x.device(), m_y.device(), result());
   }
   void native(RunState<Space>& s) {
-    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(), result());
+    kernels::dot_reduce(s.exec(), s.paths(), m_x.device(), m_y.device(), result());
   }
   // Accumulated in float64 whatever T is.
   void native_acc64(RunState<Space>& s) {
-    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(),
+    kernels::dot_reduce(s.exec(), s.paths(), m_x.device(), m_y.device(),
                         Kokkos::subview(m_dot64.device(), 0));
   }
 

@@ -51,7 +51,7 @@ class DotDistributed {
 
   // The partial to the host, MPI_Allreduce of one value, the sum back.
   void mpi(RunState<Space>& s) {
-    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(), result());
+    kernels::dot_reduce(s.exec(), s.paths(), m_x.device(), m_y.device(), result());
     Kokkos::deep_copy(s.exec(), m_partial, result());
     s.exec().fence("portalab::dot_distributed::partial");
     m_group.allreduce_sum(m_partial.data(), m_partial.data(), 1, datatype_of<T>());
@@ -59,7 +59,7 @@ class DotDistributed {
   }
   // The partial stays on the device: NCCL sums it in place on the stream.
   void nccl(RunState<Space>& s) {
-    kernels::dot_reduce(s.exec(), m_x.device(), m_y.device(), result());
+    kernels::dot_reduce(s.exec(), s.paths(), m_x.device(), m_y.device(), result());
     Nccl::of(m_group).allreduce_sum(result().data(), result().data(), 1, datatype_of<T>(),
                                     stream_of(s.exec()));
   }

@@ -22,7 +22,7 @@ class GaussianPdf {
 
   void kernel(RunState<Space>& s) {
     const Space& exec = s.exec();
-    kernels::gaussian_pdf(exec, T(mean), T(sigma), m_x.device(), m_z.device());
+    kernels::gaussian_pdf(exec, s.paths(), T(mean), T(sigma), m_x.device(), m_z.device());
   }
 
   Check verify() const {

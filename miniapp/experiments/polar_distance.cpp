@@ -26,7 +26,7 @@ class PolarDistance {
 
   void kernel(RunState<Space>& s) {
     const Space& exec = s.exec();
-    kernels::polar_distance(exec, m_rho1.device(), m_theta1.device(), m_rho2.device(),
+    kernels::polar_distance(exec, s.paths(), m_rho1.device(), m_theta1.device(), m_rho2.device(),
                             m_theta2.device(), m_z.device());
   }
 

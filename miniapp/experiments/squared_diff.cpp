@@ -27,10 +27,11 @@ class SquaredDiff {
   }
 
   void fused(RunState<Space>& s) {
-    kernels::squared_diff_fused(s.exec(), m_x.device(), m_y.device(), m_z.device());
+    kernels::squared_diff_fused(s.exec(), s.paths(), m_x.device(), m_y.device(), m_z.device());
   }
   void unfused(RunState<Space>& s) {
-    kernels::squared_diff_unfused(s.exec(), m_x.device(), m_y.device(), m_t1, m_t2, m_z.device());
+    kernels::squared_diff_unfused(s.exec(), s.paths(), m_x.device(), m_y.device(), m_t1, m_t2,
+                                  m_z.device());
   }
 
   Check verify() const {

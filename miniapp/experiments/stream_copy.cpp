@@ -20,11 +20,13 @@ class StreamCopy {
     };
   }
 
-  void kernel(RunState<Space>& s) { kernels::stream_copy(s.exec(), m_x.device(), m_z.device()); }
+  void kernel(RunState<Space>& s) {
+    kernels::stream_copy(s.exec(), s.paths(), m_x.device(), m_z.device());
+  }
   // One element per thread, as BabelStream's Kokkos port: what the 16-byte
   // accesses of `kernel` gain on a GPU.
   void naive(RunState<Space>& s) {
-    kernels::stream_copy_naive(s.exec(), m_x.device(), m_z.device());
+    kernels::stream_copy_naive(s.exec(), s.paths(), m_x.device(), m_z.device());
   }
   void deep_copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }
 

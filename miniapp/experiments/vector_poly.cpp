@@ -33,13 +33,13 @@ class VectorPoly {
 
   // One kernel: reads x and y, writes z.
   void fused(RunState<Space>& s) {
-    kernels::vector_poly_fused(s.exec(), T(a), T(b), T(c), m_x.device(), m_y.device(),
+    kernels::vector_poly_fused(s.exec(), s.paths(), T(a), T(b), T(c), m_x.device(), m_y.device(),
                                m_z.device());
   }
   // NumPy's way: a temporary per operation.
   void unfused(RunState<Space>& s) {
-    kernels::vector_poly_unfused(s.exec(), T(a), T(b), T(c), m_x.device(), m_y.device(), m_t1,
-                                 m_t2, m_z.device());
+    kernels::vector_poly_unfused(s.exec(), s.paths(), T(a), T(b), T(c), m_x.device(), m_y.device(),
+                                 m_t1, m_t2, m_z.device());
   }
 
   Check verify() const {

@@ -165,6 +165,7 @@ double steady_best(SpaceLimits& s, Unsteady what, const std::vector<double>& ms,
 // "Work per GPU thread".
 template <class Space, class View>
 void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& b, const View& c) {
+  kernels::Paths paths;  // a device's kernels have no choice
   using Memory = typename Space::memory_space;
   Space e = exec;
   const std::size_t bytes = sizeof(double) * z.stream_elements;  // per array
@@ -173,8 +174,9 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
     using Read = Kokkos::View<const T*, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     const Read x(reinterpret_cast<const T*>(b.data()), count), y(reinterpret_cast<const T*>(c.data()), count);
     Kokkos::View<T, Memory> result("dot");
-    const std::vector<double> ms =
-        sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, x, y, result); });
+    const std::vector<double> ms = sample_ms(e, 2, z.reps, [&] {
+      kernels::dot_reduce(exec, paths, x, y, result);
+    });
     note_unsteady(s, named("read_gbps", std::string(dtype_name<T>()), count * sizeof(T)), ms,
                   [&](double t) { return gbps(2.0 * count * sizeof(T), t); });
     // b = 1.0 and c = 2.0 everywhere: as floats (little-endian) the pairs
@@ -196,8 +198,12 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
   s.read_gbps = std::max({s.read_gbps, marginal(double{}), marginal(float{})});
 }
 
+// With `policy`, the kernels' paths of the rows (host_policy_of): the
+// limits are of the loops the rows run.
 template <class Space>
-void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
+void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
+                    const kernels::HostPolicy& policy) {
+  kernels::Paths paths(policy);
   using View = Kokkos::View<double*, typename Space::memory_space>;
   const std::size_t n = z.stream_elements;
   // Allocated as the experiments' arrays are (arrays.hpp): the limit is of
@@ -212,23 +218,24 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z) {
   s.stream_bytes = sizeof(double) * n;
   auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
   s.copy_kernel_gbps = steady_best(
-      s, named("copy_kernel_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, b, a); }),
-      copy_rate);
+      s, named("copy_kernel_gbps"),
+      sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, paths, b, a); }), copy_rate);
   s.copy_deep_copy_gbps = steady_best(
       s, named("copy_deep_copy_gbps"), sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
       copy_rate);
-  s.triad_gbps = steady_best(
-      s, named("triad_gbps"),
-      sample_ms(e, 2, z.reps, [&] { kernels::stream_triad(exec, 3.0, a, b, c); }),
-      [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
+  s.triad_gbps = steady_best(s, named("triad_gbps"),
+                             sample_ms(e, 2, z.reps,
+                                       [&] { kernels::stream_triad(exec, paths, 3.0, a, b, c); }),
+                             [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
   // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
   if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
   // Reading alone: b·c, two arrays read and nothing written.
   Kokkos::View<double, typename Space::memory_space> dot("dot");
-  s.read_gbps = steady_best(
-      s, named("read_gbps"), sample_ms(e, 2, z.reps, [&] { kernels::dot_reduce(exec, b, c, dot); }),
-      [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
+  s.read_gbps = steady_best(s, named("read_gbps"),
+                            sample_ms(e, 2, z.reps,
+                                      [&] { kernels::dot_reduce(exec, paths, b, c, dot); }),
+                            [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
   double product = 0;
   Kokkos::deep_copy(product, dot);
   if (product != 2.0 * static_cast<double>(n))
@@ -271,21 +278,24 @@ StoresProbe make_stores_probe(std::size_t stream_elements) {
   return p;
 }
 
-// The fastest repetition of `kernel` with `threshold` (a kernel's bytes
-// from which it takes its other loop) set to never, then to always, in turn:
-// {never, always}.
+// The fastest repetition of kernel(paths) with the policy's `threshold` (a
+// kernel's bytes from which it takes its other path) at never, then at
+// always, in turn: {never, always}.
 template <class Space, class Kernel>
-std::pair<double, double> fastest_both_ways(const Space& exec, int reps, std::int64_t& threshold,
+std::pair<double, double> fastest_both_ways(const Space& exec, int reps,
+                                            std::int64_t kernels::HostPolicy::*threshold,
                                             Kernel kernel) {
   Space e = exec;
+  kernels::HostPolicy other;
+  other.*threshold = 0;
+  kernels::Paths plain{kernels::HostPolicy{}}, taken(other);
   std::vector<double> never, always;
   for (int round = 0; round < std::clamp(reps, 3, 5); ++round) {
-    threshold = -1;
-    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) never.push_back(ms);
-    threshold = 0;
-    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, kernel)) always.push_back(ms);
+    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, [&] { kernel(plain); }))
+      never.push_back(ms);
+    for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, [&] { kernel(taken); }))
+      always.push_back(ms);
   }
-  threshold = -1;
   return {summarize(never).min, summarize(always).min};
 }
 
@@ -304,15 +314,10 @@ std::pair<double, double> fastest_both_ways(const Space& exec, int reps, std::in
 template <class Space>
 void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
                     std::optional<StoresProbe>& probe) {
-  using kernels::Stores;
-  auto& from = kernels::host_streaming_bytes<Space, Stores::loops>();
-  auto& copy_from = kernels::host_streaming_bytes<Space, Stores::copies>();
-  from = copy_from = -1;
   s.stores = s.copy_stores = "plain";
   if (const auto forced = host_stores_forced()) {
     s.stores = s.copy_stores = *forced ? "streaming" : "plain";
     s.stores_why = fmt::format("PORTALAB_STREAMING_STORES={}", *forced ? 1 : 0);
-    from = copy_from = *forced ? streaming_from_bytes() : -1;
     return;
   }
   if (!kernels::streaming_stores_compiled) {
@@ -330,12 +335,13 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->c, 2.0);
   // Plain stores (the threshold never), then streaming ones (always).
   const auto [plain_ms, streaming_ms] = fastest_both_ways(
-      exec, z.reps, from, [&] { kernels::stream_triad(exec, 3.0, probe->a, probe->b, probe->c); });
+      exec, z.reps, &kernels::HostPolicy::streaming_from,
+      [&](auto& paths) { kernels::stream_triad(exec, paths, 3.0, probe->a, probe->b, probe->c); });
   if (kernels::sum(exec, probe->a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: stores check failed", Space::name()));
-  const auto [copy_plain_ms, copy_streaming_ms] =
-      fastest_both_ways(exec, z.reps, copy_from,
-                        [&] { kernels::stream_copy(exec, probe->c, probe->a); });
+  const auto [copy_plain_ms, copy_streaming_ms] = fastest_both_ways(
+      exec, z.reps, &kernels::HostPolicy::copy_streaming_from,
+      [&](auto& paths) { kernels::stream_copy(exec, paths, probe->c, probe->a); });
   if (kernels::sum(exec, probe->a) != 2.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: copy stores check failed", Space::name()));
   s.stores_probe_bytes = 3 * n * sizeof(double);
@@ -347,12 +353,10 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
   const bool copy_stream = copy_streaming_ms < copy_plain_ms;
   s.stores = stream ? "streaming" : "plain";
   s.copy_stores = copy_stream ? "streaming" : "plain";
-  s.stores_why = fmt::format("beyond the cache: triad {:.1f} GB/s streaming, {:.1f} plain; "
-                             "copy {:.1f} streaming, {:.1f} memcpy",
-                             s.triad_streaming_gbps, s.triad_plain_gbps, s.copy_streaming_gbps,
-                             s.copy_plain_gbps);
-  from = stream ? streaming_from_bytes() : -1;
-  copy_from = copy_stream ? streaming_from_bytes() : -1;
+  s.stores_why = fmt::format(
+      "beyond the cache: triad {:.1f} GB/s streaming, {:.1f} plain; "
+      "copy {:.1f} streaming, {:.1f} memcpy",
+      s.triad_streaming_gbps, s.triad_plain_gbps, s.copy_streaming_gbps, s.copy_plain_gbps);
 }
 
 // Four vector sums or one chain for the space's float64 dot beyond the
@@ -363,8 +367,6 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
 template <class Space>
 void measure_dot_reads(const Space& exec, SpaceLimits& s, const Sizes& z,
                        std::optional<StoresProbe>& probe) {
-  auto& from = kernels::host_dot_chain_bytes<Space>();
-  from = -1;
   if (!probe) probe = make_stores_probe(z.stream_elements);
   if (!probe->not_measured.empty()) return;  // dot_reads stays empty: vector sums
   const std::size_t n = probe->size();
@@ -372,14 +374,14 @@ void measure_dot_reads(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->c, 2.0);
   Kokkos::View<double, Kokkos::HostSpace> dot("dot");
   const auto [vectors_ms, chain_ms] = fastest_both_ways(
-      exec, z.reps, from, [&] { kernels::dot_reduce(exec, probe->b, probe->c, dot); });
+      exec, z.reps, &kernels::HostPolicy::dot_chain_from,
+      [&](auto& paths) { kernels::dot_reduce(exec, paths, probe->b, probe->c, dot); });
   if (dot() != 2.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: dot reads check failed", Space::name()));
   s.dot_vectors_gbps = gbps(2.0 * sizeof(double) * n, vectors_ms);
   s.dot_chain_gbps = gbps(2.0 * sizeof(double) * n, chain_ms);
   const bool chain = chain_ms < 0.97 * vectors_ms;
   s.dot_reads = chain ? "chain" : "vectors";
-  from = chain ? streaming_from_bytes() : -1;
 }
 
 template <class Space>
@@ -476,43 +478,52 @@ std::optional<bool> host_stores_forced() {
                                shown(value)));
 }
 
-nlohmann::json apply_host_stores(const Calibration* c) {
+kernels::HostPolicy host_policy_of(const SpaceLimits* s) {
   const auto forced = host_stores_forced();
-  nlohmann::json applied = nlohmann::json::object();
+  const bool compiled = kernels::streaming_stores_compiled;
+  const bool stream = compiled && (forced ? *forced : s && s->stores == "streaming");
+  const bool copy_stream = compiled && (forced ? *forced : s && s->copy_stores == "streaming");
+  const bool chain = s && s->dot_reads == "chain";
+  kernels::HostPolicy p;
+  if (stream) p.streaming_from = streaming_from_bytes();
+  if (copy_stream) p.copy_streaming_from = streaming_from_bytes();
+  if (chain) p.dot_chain_from = streaming_from_bytes();
+  return p;
+}
+
+kernels::HostPolicy HostPolicies::of(std::string_view space) const {
+  const auto it = by_space.find(space);
+  return it == by_space.end() ? kernels::HostPolicy{} : it->second;
+}
+
+HostPolicies host_policies(const Calibration* c) {
+  const auto forced = host_stores_forced();
+  HostPolicies out;
+  out.described = nlohmann::json::object();
   for_each_space([&](auto tag) {
     using Space = typename decltype(tag)::type;
     if constexpr (is_host_space_v<Space>) {
       const SpaceLimits* s = c ? c->find(Space::name()) : nullptr;
-      bool stream = false, copy_stream = false;
       std::string why;
-      if (forced) {
-        stream = copy_stream = *forced;
+      if (forced)
         why = fmt::format("PORTALAB_STREAMING_STORES={}", *forced ? 1 : 0);
-      } else if (s && !s->stores.empty()) {
-        stream = s->stores == "streaming";
-        copy_stream = s->copy_stores == "streaming";
+      else if (s && !s->stores.empty())
         why = s->stores_why;
-      } else {
+      else
         why = c ? "the calibration did not measure them" : "not calibrated (calibrate = \"none\")";
-      }
-      stream = stream && kernels::streaming_stores_compiled;
-      copy_stream = copy_stream && kernels::streaming_stores_compiled;
-      using kernels::Stores;
-      kernels::host_streaming_bytes<Space, Stores::loops>() = stream ? streaming_from_bytes() : -1;
-      kernels::host_streaming_bytes<Space, Stores::copies>() =
-          copy_stream ? streaming_from_bytes() : -1;
-      const bool chain = s && s->dot_reads == "chain";
-      kernels::host_dot_chain_bytes<Space>() = chain ? streaming_from_bytes() : -1;
-      applied[Space::name()] = {
-          {"stores", stream ? "streaming" : "plain"},
-          {"copy_stores", copy_stream ? "streaming" : "plain"},
-          {"from_bytes", stream || copy_stream ? nlohmann::json(streaming_from_bytes())
-                                               : nlohmann::json(nullptr)},
-          {"why", why},
-          {"dot_reads", chain ? "chain" : "vectors"}};
+      const kernels::HostPolicy p = host_policy_of(s);
+      const bool stream = p.streaming_from >= 0, copy_stream = p.copy_streaming_from >= 0;
+      out.by_space[Space::name()] = p;
+      out.described[Space::name()] = {{"stores", stream ? "streaming" : "plain"},
+                                      {"copy_stores", copy_stream ? "streaming" : "plain"},
+                                      {"from_bytes", stream || copy_stream
+                                                         ? nlohmann::json(streaming_from_bytes())
+                                                         : nlohmann::json(nullptr)},
+                                      {"why", why},
+                                      {"dot_reads", p.dot_chain_from >= 0 ? "chain" : "vectors"}};
     }
   });
-  return applied;
+  return out;
 }
 
 Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options) {
@@ -541,7 +552,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
       measure_dot_reads(exec, s, z, probe);
     }
     say(name + ": copy and triad bandwidth");
-    measure_stream(exec, s, z);
+    measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{});
     if (!s.host) {
       say(name + ": host<->device bandwidth, pageable and pinned");
       measure_transfers(exec, s, z);
@@ -585,7 +596,7 @@ const Recheck& recheck_bandwidth(Calibration& c, const std::string& space, const
           space, s->stream_bytes / 1e6, host_available_bytes() / 1e6));
     SpaceLimits again;
     again.space = space;
-    measure_stream(Space(), again, z);
+    measure_stream(Space(), again, z, s->host ? host_policy_of(s) : kernels::HostPolicy{});
     r.copy_kernel_gbps = again.copy_kernel_gbps;
     r.copy_deep_copy_gbps = again.copy_deep_copy_gbps;
     r.triad_gbps = again.triad_gbps;

@@ -3,6 +3,8 @@
 // Every result row is then reported as a fraction of the limit that bounds it.
 #pragma once
 
+#include "kernels/paths.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace portalab {
@@ -157,11 +160,24 @@ std::string format_links(const Links& links);
 // plain ones, unset: calibration measures both. Throws InputError naming the
 // variable for any other value.
 std::optional<bool> host_stores_forced();
-// Sets each host space's stores from `c` (from this run's calibration or a
-// file), or from PORTALAB_STREAMING_STORES, else plain (the kernels'
-// default): what the space's loops then do. Returns, by host space, the
-// stores, the bytes from which they stream (null: never) and why.
-nlohmann::json apply_host_stores(const Calibration* c);
+// A host space's policy for the kernels that have a choice
+// (kernels/paths.hpp), from its calibrated choices (s: null when not
+// calibrated) and PORTALAB_STREAMING_STORES, which overrides the stores.
+kernels::HostPolicy host_policy_of(const SpaceLimits* s);
+
+// Each host space's kernel policy, as data the run state passes to the
+// kernels (RunOptions::host_policies), and what provenance's "host_stores"
+// says of it: by host space, the stores, the bytes from which they stream
+// (null: never), why, and the dot's reads.
+struct HostPolicies {
+  std::map<std::string, kernels::HostPolicy, std::less<>> by_space;
+  nlohmann::json described;
+  // The space's policy; the plain paths for a space not listed (a device's).
+  kernels::HostPolicy of(std::string_view space) const;
+};
+// From `c` (this run's calibration or a file), or PORTALAB_STREAMING_STORES,
+// else the plain paths (the kernels' default).
+HostPolicies host_policies(const Calibration* c);
 
 // Re-measures `space`'s copy, memcpy, triad and read bandwidths as its
 // calibration did (arrays of its stream_bytes, as many repetitions) and keeps

@@ -69,6 +69,12 @@ std::string threads_text(int space_threads, int library_threads) {
   return fmt::format("{} (library {})", space_threads, library_threads);
 }
 
+std::string row_path(std::string_view kernel_paths, std::string_view library) {
+  if (!kernel_paths.empty()) return std::string(kernel_paths);
+  if (!library.empty() && library != "native") return "library";
+  return "";
+}
+
 const Result* passing_row(std::span<const Result> rows, std::string_view variant) {
   for (const auto& r : rows)
     if (r.variant == variant && r.status == Status::pass) return &r;
@@ -270,6 +276,7 @@ std::vector<Field> make_fields() {
        {"variant", -14, [](const Result& r) { return r.variant; }}, 1},
       {"library", both_files, text(&Result::library),
        {"library", -9, [](const Result& r) { return r.library; }}, 2},
+      {"path", both_files, text(&Result::path)},
       {"threads", both_files, [](const Result& r) -> Value { return std::int64_t{r.threads}; },
        {"threads", -7, [](const Result& r) { return threads_text(r.threads, r.library_threads); }},
        3},

@@ -64,6 +64,11 @@ nlohmann::json parameters_json(const Parameters& p, std::string_view experiment)
 struct Result {
   std::string experiment, variant, space, dtype;
   std::string library;  // what served the kernel: cuBLAS, OpenBLAS, cuSOLVER, native, ...
+  // The code path the kernel phase took (row_path): "loops",
+  // "streaming-stores", "memcpy", "dot-vectors", "dot-chain" (joined by '+'
+  // where its kernels took several), "library", or "" for a variant of one
+  // path. The vocabulary: docs/result-files.md.
+  std::string path;
   // The space's concurrency (Serial 1, OpenMP or Threads its threads, a
   // device's resident threads), and the threads the host BLAS/LAPACK ran
   // with: 0 no host library call, -1 a count the library does not tell
@@ -120,6 +125,10 @@ struct Result {
 // count where it differs ("2 (library 1)") or cannot be known
 // ("1 (library: unknown)"); library_threads as in Result.
 std::string threads_text(int space_threads, int library_threads);
+
+// A row's path: the paths its kernels reported (kernels::Paths::names);
+// else "library" where a library served the call; else "" (no choice).
+std::string row_path(std::string_view kernel_paths, std::string_view library);
 
 // The row of `variant` among rows, if its check passed; else nullptr.
 const Result* passing_row(std::span<const Result> rows, std::string_view variant);

@@ -34,8 +34,9 @@ void register_for() {
                                [=](benchmark::State& s) {
                                  auto [x, y, z, t1, t2] = arrays(s.range(0));
                                  Space exec;
+                                 portalab::kernels::Paths paths;  // plain paths: no calibration
                                  fenced(s, exec, 3.0 * sizeof(T) * s.range(0), [&] {
-                                   portalab::kernels::vector_poly_fused(exec, T(3.5), T(2.8),
+                                   portalab::kernels::vector_poly_fused(exec, paths, T(3.5), T(2.8),
                                                                         T(10), x, y, z);
                                  });
                                })
@@ -45,9 +46,10 @@ void register_for() {
                                [=](benchmark::State& s) {
                                  auto [x, y, z, t1, t2] = arrays(s.range(0));
                                  Space exec;
+                                 portalab::kernels::Paths paths;  // plain paths: no calibration
                                  fenced(s, exec, 11.0 * sizeof(T) * s.range(0), [&] {
                                    portalab::kernels::vector_poly_unfused(
-                                       exec, T(3.5), T(2.8), T(10), x, y, t1, t2, z);
+                                       exec, paths, T(3.5), T(2.8), T(10), x, y, t1, t2, z);
                                  });
                                })
       ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
@@ -56,9 +58,9 @@ void register_for() {
                                [=](benchmark::State& s) {
                                  auto [x, y, z, t1, t2] = arrays(s.range(0));
                                  Space exec;
-                                 fenced(s, exec, 2.0 * sizeof(T) * s.range(0), [&] {
-                                   portalab::kernels::stream_copy(exec, x, z);
-                                 });
+                                 portalab::kernels::Paths paths;  // plain paths: no calibration
+                                 fenced(s, exec, 2.0 * sizeof(T) * s.range(0),
+                                        [&] { portalab::kernels::stream_copy(exec, paths, x, z); });
                                })
       ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
       ->Unit(benchmark::kMillisecond);
@@ -66,8 +68,9 @@ void register_for() {
                                [=](benchmark::State& s) {
                                  auto [x, y, z, t1, t2] = arrays(s.range(0));
                                  Space exec;
+                                 portalab::kernels::Paths paths;  // plain paths: no calibration
                                  fenced(s, exec, 2.0 * sizeof(T) * s.range(0), [&] {
-                                   portalab::kernels::stream_copy_naive(exec, x, z);
+                                   portalab::kernels::stream_copy_naive(exec, paths, x, z);
                                  });
                                })
       ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
@@ -78,23 +81,28 @@ void register_for() {
                                  [=](benchmark::State& s) {
                                    auto views = arrays(s.range(0));
                                    Space exec;
+                                   portalab::kernels::Paths paths;  // plain paths: no calibration
                                    fenced(s, exec, w.arrays * sizeof(T) * s.range(0),
-                                          [&] { kernel(exec, views); });
+                                          [&] { kernel(exec, paths, views); });
                                  })
         ->Arg(100'000'000)->UseManualTime()->Unit(benchmark::kMillisecond);
   };
   namespace k = portalab::kernels;
   lab("squared_diff_fused", k::squared_diff_fused_work,
-      [](const Space& e, const auto& v) { k::squared_diff_fused(e, v[0], v[1], v[2]); });
-  lab("squared_diff_unfused", k::squared_diff_unfused_work, [](const Space& e, const auto& v) {
-    k::squared_diff_unfused(e, v[0], v[1], v[3], v[4], v[2]);
-  });
+      [](const Space& e, k::Paths& p, const auto& v) {
+        k::squared_diff_fused(e, p, v[0], v[1], v[2]);
+      });
+  lab("squared_diff_unfused", k::squared_diff_unfused_work,
+      [](const Space& e, k::Paths& p, const auto& v) {
+        k::squared_diff_unfused(e, p, v[0], v[1], v[3], v[4], v[2]);
+      });
   lab("cube_product", k::cube_product_work,
-      [](const Space& e, const auto& v) { k::cube_product(e, v[0], v[1], v[2]); });
-  lab("gaussian_pdf", k::gaussian_pdf_work,
-      [](const Space& e, const auto& v) { k::gaussian_pdf(e, T(0), T(1), v[0], v[2]); });
-  lab("polar_distance", k::polar_distance_work, [](const Space& e, const auto& v) {
-    k::polar_distance(e, v[0], v[1], v[3], v[4], v[2]);
+      [](const Space& e, k::Paths& p, const auto& v) { k::cube_product(e, p, v[0], v[1], v[2]); });
+  lab("gaussian_pdf", k::gaussian_pdf_work, [](const Space& e, k::Paths& p, const auto& v) {
+    k::gaussian_pdf(e, p, T(0), T(1), v[0], v[2]);
+  });
+  lab("polar_distance", k::polar_distance_work, [](const Space& e, k::Paths& p, const auto& v) {
+    k::polar_distance(e, p, v[0], v[1], v[3], v[4], v[2]);
   });
 }
 
@@ -116,11 +124,12 @@ void register_broadcast() {
           Kokkos::deep_copy(m, 3);
           Kokkos::deep_copy(v, 4);
           Space exec;
+          portalab::kernels::Paths paths;  // plain paths: no calibration
           fenced(s, exec, (2.0 * side * side + side) * sizeof(std::int64_t), [&] {
             if (by_row)
-              portalab::kernels::broadcast_add_row(exec, m, v, z);
+              portalab::kernels::broadcast_add_row(exec, paths, m, v, z);
             else
-              portalab::kernels::broadcast_add_column(exec, m, v, z);
+              portalab::kernels::broadcast_add_column(exec, paths, m, v, z);
           });
         })
         ->Arg(n)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -130,11 +130,14 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
   dot("vendor", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
     portalab::kernels::vendor_dot(e, x, y, r);
   });
+  // portalab's dot on the plain paths (vector sums: no calibration).
   dot("native", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
-    portalab::kernels::dot_reduce(e, x, y, r);
+    portalab::kernels::Paths paths;
+    portalab::kernels::dot_reduce(e, paths, x, y, r);
   });
   dot("native_acc64", [](const Space& e, const auto& x, const auto& y, const auto&, const auto& r) {
-    portalab::kernels::dot_reduce(e, x, y, r);
+    portalab::kernels::Paths paths;
+    portalab::kernels::dot_reduce(e, paths, x, y, r);
   });
   benchmark::RegisterBenchmark(("stream_copy_1e8" + suffix).c_str(),
                                [=](benchmark::State& s) {
