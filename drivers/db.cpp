@@ -50,60 +50,51 @@ std::string number(const nlohmann::json& v, const char* spec = "{:.4g}") {
   return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>()) : "-";
 }
 
-std::string percent(const nlohmann::json& v) {
-  return v.is_number() ? fmt::format("{:+.1f}%", 100 * v.get<double>()) : "";
+std::string number(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+
+std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:+.1f}%", 100 * *v) : ""; }
+
+std::string key_text(const store::SeriesKey& k) {
+  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", k.experiment, k.variant, k.dtype, k.n,
+                     k.space, k.copies, k.library, k.threads, k.machine, k.gpu.empty() ? "" : " " + k.gpu);
 }
 
-std::string key_text(const nlohmann::json& k) {
-  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}", k["experiment"].get<std::string>(),
-                     k["variant"].get<std::string>(), k["dtype"].get<std::string>(),
-                     k["n"].get<std::int64_t>(), k["space"].get<std::string>(),
-                     k["copies"].get<std::string>(), k["library"].get<std::string>(),
-                     k["threads"].get<std::int64_t>(), k["machine"].get<std::string>());
-}
-
-std::string changes_text(const nlohmann::json& changes) {
+std::string changes_text(const std::vector<store::HistoryChange>& changes) {
   if (changes.empty()) return "nothing recorded changed (the same build, clocks and library)";
   std::string out;
-  for (const auto& c : changes)
-    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c["what"].get<std::string>(),
-                       c["from"].get<std::string>(), c["to"].get<std::string>());
+  for (const auto& c : changes) out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, c.from, c.to);
   return out;
 }
 
-void print_history(const nlohmann::json& h) {
+void print_history(const store::History& h) {
   std::vector<std::vector<std::string>> lines{{"verdict", "change", "runs", "latest ms", "base ms",
                                                "experiment", "variant", "dtype", "n", "space", "copies",
-                                               "library", "threads", "machine"}};
-  for (const auto& r : h["rows"]) {
-    const auto& k = r["key"];
-    const auto& runs = r["runs"];
-    lines.push_back({r["verdict"].get<std::string>() + (r.value("regression", false) ? " REGRESSION" : ""),
-                     r.contains("change") ? percent(r["change"]) : "", std::to_string(runs.size()),
-                     number(runs.back()["ms"]), r.contains("base") ? number(r["base"]["ms"]) : "-",
-                     k["experiment"], k["variant"], k["dtype"], std::to_string(k["n"].get<std::int64_t>()),
-                     k["space"], k["copies"], k["library"], std::to_string(k["threads"].get<std::int64_t>()),
-                     k["machine"]});
+                                               "library", "threads", "machine", "gpu"}};
+  for (const auto& r : h.rows) {
+    const auto& k = r.key;
+    lines.push_back({r.verdict + (r.regression ? " REGRESSION" : ""), percent(r.change),
+                     std::to_string(r.runs.size()), number(r.runs.back().m.ms),
+                     r.base ? number(r.runs[*r.base].m.ms) : "-", k.experiment, k.variant, k.dtype,
+                     std::to_string(k.n), k.space, k.copies, k.library, std::to_string(k.threads),
+                     k.machine, k.gpu.empty() ? "-" : k.gpu});
   }
-  std::cout << fmt::format("history: {} rows, the last {} runs of each, {} ms; latest run against the "
-                           "earlier ones\n",
-                           h["rows"].size(), h["last"].get<int>(), h["phase"].get<std::string>())
-            << table(lines);
-  const auto& regressions = h["regressions"];
-  std::cout << fmt::format("\nregressions: {}{}\n", regressions.size(),
-                           regressions.empty() ? fmt::format(" (none slower by more than {:g}%)",
-                                                             h["threshold_pct"].get<double>())
-                                               : "");
-  for (const auto& r : regressions)
-    std::cout << fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r["verdict"].get<std::string>(),
-                             percent(r["change"]), key_text(r["key"]),
-                             r["base"]["started_at"].get<std::string>(),
-                             r["runs"].back()["started_at"].get<std::string>(), changes_text(r["changes"]));
-  const auto& noise = h["noise"];
-  std::cout << fmt::format("noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
-                           "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
-                           100 * noise["pooled"].get<double>(), noise["pairs"].get<int>(),
-                           100 * noise["floor"].get<double>(), h["sigmas"].get<double>());
+  std::string out = fmt::format("history: {} rows, the last {} runs of each, {} ms; latest run against the "
+                                "earlier ones\n",
+                                h.rows.size(), h.last, h.phase) +
+                    table(lines);
+  out += fmt::format("\nregressions: {}{}\n", h.regressions.size(),
+                     h.regressions.empty() ? fmt::format(" (none slower by more than {:g}%)", h.threshold_pct)
+                                           : "");
+  for (const std::size_t i : h.regressions) {
+    const auto& r = h.rows[i];
+    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r.verdict, percent(r.change),
+                       key_text(r.key), h.runs[r.runs[*r.base].run].started_at,
+                       h.runs[r.runs.back().run].started_at, changes_text(r.changes));
+  }
+  out += fmt::format("noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
+                     "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
+                     100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
+  std::cout << out;
 }
 
 void print_members(const nlohmann::json& members, const char* what) {
@@ -215,20 +206,20 @@ int run_db_command(const DbCommand& c) {
     if (c.import->parsed()) {
       // A signal rolls the import back at the next run or thousand rows.
       install_interrupt_handlers();
-      auto db = store::open_store(path, /*write=*/true, c.wait_s);
+      auto db = store::open_store(path, /*write=*/true, c.wait_s, &std::cerr);
       const auto sum = store::import_runs(*db, c.import_paths, c.quiet ? nullptr : &std::cerr);
       std::cout << fmt::format("{}: imported {} runs ({} rows); {} already there; {} results files found\n",
                                path, sum.imported, sum.rows, sum.already, sum.found);
       return 0;
     }
-    auto db = store::open_store(path, /*write=*/false, c.wait_s);
+    auto db = store::open_store(path, /*write=*/false, c.wait_s, &std::cerr);
     if (c.history->parsed()) {
       const auto h = store::history(*db, c.history_options);
       if (c.json)
-        std::cout << h.dump(2) << "\n";
+        store::write_history_json(h, std::cout);
       else
         print_history(h);
-      return h["regressions"].empty() ? 0 : 1;
+      return h.regressions.empty() ? 0 : 1;
     }
     auto options = c.fleet_options;
     if (options.references.empty()) options.references = store::default_reference_figures();

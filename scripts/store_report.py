@@ -49,8 +49,9 @@ def query_store(db, portalab=None):
 
 
 def key_words(k):
+    gpu = f" {k['gpu']}" if k.get("gpu") else ""
     return (f"{k['experiment']} {k['variant']} {k['dtype']} n = {k['n']:,} {k['space']} "
-            f"{k['copies']} {k['library']} on {k['machine']}")
+            f"{k['copies']} {k['library']} on {k['machine']}{gpu}")
 
 
 def change_words(r):

@@ -6,24 +6,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
+#include <ostream>
+#include <unordered_map>
 
 namespace portalab::store {
 
 namespace {
 
-struct RunPoint {
-  std::int64_t run = 0;
-  std::string started_at;
-  Measure m;
-  bool throttled = false;
-  std::optional<double> sm_mhz;
-  std::array<std::string, 7> facts;  // run_facts' values: what may change between runs
-};
-
-// What a run was built and run with, as the regressions list names it.
-constexpr const char* run_facts[7][2] = {
+// What a run was built and run with (RunFacts::values), as the regressions
+// list names it.
+constexpr const char* history_facts[history_fact_count][2] = {
     {"portalab_version", "portalab"}, {"kokkos_version", "Kokkos"},
     {"kokkos_kernels_version", "Kokkos Kernels"}, {"compiler", "compiler"},
     {"gpu_driver", "driver"}, {"cuda_runtime", "CUDA runtime"}, {"host_blas", "library"}};
@@ -34,152 +27,285 @@ std::string phase_checked(const std::string& phase) {
   throw StoreError(2, fmt::format("--phase '{}': one of h2d, kernel, d2h, total", phase));
 }
 
-nlohmann::json optional(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+// The runs the points are of, each read once however many rows it has.
+class RunTable {
+ public:
+  RunTable(Connection& db, std::vector<RunFacts>& runs) : m_runs(runs), m_read(db.prepare([] {
+    std::string sql = "SELECT started_at";
+    for (const auto& f : history_facts) sql += fmt::format(", {}", f[0]);
+    return sql + " FROM runs WHERE id = ?";
+  }())) {}
+
+  std::size_t index(std::int64_t run) {
+    if (const auto it = m_index.find(run); it != m_index.end()) return it->second;
+    RunFacts facts;
+    m_read.bind(1, run);
+    if (m_read.step()) {
+      facts.started_at = m_read.text(0);
+      for (int i = 0; i < history_fact_count; ++i) facts.values[i] = m_read.text(1 + i);
+    }
+    m_read.reset();
+    m_runs.push_back(std::move(facts));
+    return m_index[run] = m_runs.size() - 1;
+  }
+
+ private:
+  std::vector<RunFacts>& m_runs;
+  Statement m_read;
+  std::unordered_map<std::int64_t, std::size_t> m_index;
+};
 
 // What differs between two runs of one row: the builds, the clocks, THROTTLED.
-nlohmann::json changes_between(const RunPoint& before, const RunPoint& after) {
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t i = 0; i < before.facts.size(); ++i)
-    if (before.facts[i] != after.facts[i])
-      out.push_back({{"what", run_facts[i][1]}, {"from", before.facts[i]}, {"to", after.facts[i]}});
+std::vector<HistoryChange> changes_between(const History& h, const HistoryPoint& before,
+                                           const HistoryPoint& after) {
+  std::vector<HistoryChange> out;
+  const auto &a = h.runs[before.run].values, &b = h.runs[after.run].values;
+  for (int i = 0; i < history_fact_count; ++i)
+    if (a[i] != b[i]) out.push_back({history_facts[i][1], a[i], b[i]});
   if (before.sm_mhz && after.sm_mhz && std::abs(*after.sm_mhz - *before.sm_mhz) > 0.02 * *before.sm_mhz)
-    out.push_back({{"what", "SM clock (MHz)"}, {"from", fmt::format("{:.0f}", *before.sm_mhz)},
-                   {"to", fmt::format("{:.0f}", *after.sm_mhz)}});
+    out.push_back({"SM clock (MHz)", fmt::format("{:.0f}", *before.sm_mhz), fmt::format("{:.0f}", *after.sm_mhz)});
   if (before.throttled != after.throttled)
-    out.push_back({{"what", "THROTTLED"}, {"from", before.throttled ? "yes" : "no"},
-                   {"to", after.throttled ? "yes" : "no"}});
+    out.push_back({"THROTTLED", before.throttled ? "yes" : "no", after.throttled ? "yes" : "no"});
   return out;
+}
+
+// The latest run of a row against its earlier ones.
+void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas, double threshold_pct) {
+  const auto& runs = row.runs;
+  const HistoryPoint& latest = runs.back();
+  std::vector<std::size_t> earlier;  // passing earlier runs with a time
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i)
+    if (runs[i].m.check == "PASS" && runs[i].m.ms) earlier.push_back(i);
+  if (runs.size() < 2 || (earlier.empty() && latest.m.check == "PASS")) {
+    row.verdict = "NEW";
+    return;
+  }
+  // The base: the earlier run of the median time (a real run, with its
+  // repetitions' range, as compare.py's BASE is).
+  std::size_t base = runs.size() - 2;
+  if (!earlier.empty()) {
+    auto sorted = earlier;
+    std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) { return *runs[a].m.ms < *runs[b].m.ms; });
+    base = sorted[(sorted.size() - 1) / 2];
+  }
+  // This row's own run-to-run noise where its earlier runs measure it,
+  // never below the noise of rows of its time.
+  std::optional<double> sigma;
+  if (runs[base].m.ms) {
+    sigma = noise.sigma(*runs[base].m.ms);
+    std::vector<double> own;
+    for (std::size_t i = 1; i < earlier.size(); ++i)
+      own.push_back(std::log(*runs[earlier[i]].m.ms / *runs[earlier[i - 1]].m.ms));
+    if (own.size() >= 3) sigma = std::max(*sigma, robust_sigma(own));
+  }
+  const auto [verdict, change] = classify(runs[base].m, latest.m, sigma, sigmas);
+  row.verdict = verdict;
+  for (char& c : row.verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  row.change = change;
+  row.noise = sigma;
+  row.base = base;
+  row.changes = changes_between(h, runs[base], latest);
+  row.regression = verdict == "broken" || (verdict == "slower" && change && *change * 100 > threshold_pct);
+}
+
+// ---- the JSON document, written directly: a history of every row of a
+// large store is hundreds of thousands of points ----
+
+using Buffer = fmt::memory_buffer;
+
+void put(Buffer& out, std::string_view s) { out.append(s); }
+
+void put_string(Buffer& out, std::string_view s) {
+  const bool plain = std::none_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  });
+  if (plain) {
+    out.push_back('"');
+    out.append(s);
+    out.push_back('"');
+  } else {  // escapes and UTF-8 checked as every other portalab JSON is
+    put(out, nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+}
+
+void put_number(Buffer& out, const std::optional<double>& v) {
+  if (v && std::isfinite(*v))
+    fmt::format_to(std::back_inserter(out), "{}", *v);
+  else
+    put(out, "null");
+}
+
+void put_key(Buffer& out, const SeriesKey& k) {
+  const std::pair<const char*, const std::string*> text[] = {
+      {"experiment", &k.experiment}, {"variant", &k.variant}, {"dtype", &k.dtype},
+      {"space", &k.space},           {"copies", &k.copies},   {"library", &k.library},
+      {"machine", &k.machine},       {"gpu", &k.gpu}};
+  put(out, "{");
+  for (const auto& [name, value] : text) {
+    fmt::format_to(std::back_inserter(out), "\"{}\": ", name);
+    put_string(out, *value);
+    put(out, ", ");
+  }
+  fmt::format_to(std::back_inserter(out), "\"n\": {}, \"threads\": {}}}", k.n, k.threads);
+}
+
+void put_row(Buffer& out, const History& h, const HistoryRow& r, const std::vector<std::string>& run_text) {
+  put(out, "{\"key\": ");
+  put_key(out, r.key);
+  put(out, ", \"runs\": [");
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const auto& p = r.runs[i];
+    put(out, i ? ", {" : "{");
+    put(out, run_text[p.run]);  // "started_at": ..., "portalab": ...,
+    put(out, " \"check\": ");
+    put_string(out, p.m.check);
+    put(out, ", \"ms\": ");
+    put_number(out, p.m.ms);
+    put(out, ", \"min_ms\": ");
+    put_number(out, p.m.min_ms);
+    put(out, ", \"max_ms\": ");
+    put_number(out, p.m.max_ms);
+    put(out, p.throttled ? ", \"throttled\": true}" : ", \"throttled\": false}");
+  }
+  put(out, "], \"verdict\": ");
+  put_string(out, r.verdict);
+  if (r.base) {
+    put(out, ", \"change\": ");
+    put_number(out, r.change);
+    put(out, ", \"noise\": ");
+    put_number(out, r.noise);
+    put(out, ", \"base\": {\"started_at\": ");
+    put_string(out, h.runs[r.runs[*r.base].run].started_at);
+    put(out, ", \"ms\": ");
+    put_number(out, r.runs[*r.base].m.ms);
+    put(out, "}, \"changes\": [");
+    for (std::size_t i = 0; i < r.changes.size(); ++i) {
+      put(out, i ? ", {\"what\": " : "{\"what\": ");
+      put_string(out, r.changes[i].what);
+      put(out, ", \"from\": ");
+      put_string(out, r.changes[i].from);
+      put(out, ", \"to\": ");
+      put_string(out, r.changes[i].to);
+      put(out, "}");
+    }
+    put(out, r.regression ? "], \"regression\": true" : "], \"regression\": false");
+  }
+  put(out, "}");
 }
 
 }  // namespace
 
-nlohmann::json history(Connection& db, const HistoryOptions& o) {
-  const std::string phase = phase_checked(o.phase);
+History history(Connection& db, const HistoryOptions& o) {
+  History h;
+  h.phase = phase_checked(o.phase);
   if (o.last < 2) throw StoreError(2, fmt::format("--last {}: at least 2 runs to compare", o.last));
   if (!(o.sigmas > 0) || !(o.min_noise >= 0))
     throw StoreError(2, "--sigmas must be > 0 and --min-noise >= 0");
+  h.last = o.last;
+  h.threshold_pct = o.threshold_pct;
+  h.sigmas = o.sigmas;
   auto series = db.prepare(
-      "SELECT id, experiment, variant, dtype, n, space, copies, library, threads, machine FROM series "
+      "SELECT id, experiment, variant, dtype, n, space, copies, library, threads, machine, gpu FROM series "
       "WHERE (?1 = '' OR machine = ?1) AND (?2 = '' OR experiment = ?2) AND (?3 = '' OR variant = ?3) "
       "AND (?4 = '' OR dtype = ?4) AND (?5 = '' OR space = ?5) "
-      "ORDER BY experiment, variant, dtype, space, copies, library, threads, machine, n");
+      "ORDER BY experiment, variant, dtype, space, copies, library, threads, machine, gpu, n");
   series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space);
+  // A row's last runs, newest first: rows_series holds them in that order.
   auto points = db.prepare(fmt::format(
-      "SELECT r.run, ru.started_at, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, "
-      "r.{0}_std_ms, e.throttled, e.sm_clock_mhz, ru.portalab_version, ru.kokkos_version, "
-      "ru.kokkos_kernels_version, ru.compiler, ru.gpu_driver, ru.cuda_runtime, ru.host_blas "
-      "FROM rows r JOIN runs ru ON ru.id = r.run LEFT JOIN energy e ON e.row = r.id "
+      "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms, "
+      "e.throttled, e.sm_clock_mhz FROM rows r LEFT JOIN energy e ON e.row = r.id "
       "WHERE r.series = ? ORDER BY r.started_unix DESC, r.id DESC LIMIT ?",
-      phase));
-
-  struct Series {
-    nlohmann::json key;
-    std::vector<RunPoint> runs;  // oldest first
-  };
-  std::vector<Series> all;
+      h.phase));
+  RunTable runs(db, h.runs);
   while (series.step()) {
-    Series s;
-    s.key = {{"experiment", series.text(1)}, {"variant", series.text(2)}, {"dtype", series.text(3)},
-             {"n", series.integer(4)},        {"space", series.text(5)},   {"copies", series.text(6)},
-             {"library", series.text(7)},     {"threads", series.integer(8)},
-             {"machine", series.text(9)}};
+    HistoryRow row;
+    row.key = {series.text(1), series.text(2), series.text(3), series.text(5), series.text(6),
+               series.text(7), series.text(9), series.text(10), series.integer(4), series.integer(8)};
     points.bind(1, series.integer(0)).bind(2, o.last);
     while (points.step()) {
-      RunPoint p;
-      p.run = points.integer(0);
-      p.started_at = points.text(1);
-      p.m = {points.text(2), points.maybe_real(4), points.maybe_real(5), points.maybe_real(6),
-             points.maybe_real(7), points.maybe_real(3)};
-      p.throttled = !points.null(8) && points.integer(8) != 0;
-      p.sm_mhz = points.maybe_real(9);
-      for (std::size_t i = 0; i < p.facts.size(); ++i) p.facts[i] = points.text(10 + static_cast<int>(i));
-      s.runs.push_back(std::move(p));
+      HistoryPoint p;
+      p.run = runs.index(points.integer(0));
+      p.m = {points.text(1), points.maybe_real(3), points.maybe_real(4), points.maybe_real(5),
+             points.maybe_real(6), points.maybe_real(2)};
+      p.throttled = !points.null(7) && points.integer(7) != 0;
+      p.sm_mhz = points.maybe_real(8);
+      row.runs.push_back(std::move(p));
     }
     points.reset();
-    std::reverse(s.runs.begin(), s.runs.end());
-    all.push_back(std::move(s));
+    if (row.runs.empty()) continue;  // a key whose runs are gone
+    std::reverse(row.runs.begin(), row.runs.end());
+    h.rows.push_back(std::move(row));
   }
 
   // The run-to-run noise as compare.py measures it, on pairs of consecutive
   // earlier runs of every row asked about (the latest runs left out: they
   // are what is judged).
   std::vector<std::pair<double, double>> pairs;
-  for (const auto& s : all)
-    for (std::size_t i = 1; i + 1 < s.runs.size(); ++i) {
-      const auto &a = s.runs[i - 1].m, &b = s.runs[i].m;
+  for (const auto& r : h.rows)
+    for (std::size_t i = 1; i + 1 < r.runs.size(); ++i) {
+      const auto &a = r.runs[i - 1].m, &b = r.runs[i].m;
       if (a.check == "PASS" && b.check == "PASS" && a.ms && b.ms) pairs.emplace_back(*a.ms, *b.ms);
     }
   const Noise noise(pairs, o.min_noise);
+  h.noise_pooled = noise.pooled();
+  h.noise_pairs = noise.count();
+  h.noise_floor = noise.floor();
+  h.noise_by_decade = noise.by_decade();
 
-  nlohmann::json rows = nlohmann::json::array(), regressions = nlohmann::json::array();
-  for (const auto& s : all) {
-    nlohmann::json out{{"key", s.key}};
-    nlohmann::json runs = nlohmann::json::array();
-    for (const auto& p : s.runs)
-      runs.push_back({{"started_at", p.started_at}, {"check", p.m.check}, {"ms", optional(p.m.ms)},
-                      {"min_ms", optional(p.m.min_ms)}, {"max_ms", optional(p.m.max_ms)},
-                      {"throttled", p.throttled}, {"portalab", p.facts[0]}});
-    out["runs"] = runs;
-    const RunPoint& latest = s.runs.back();
-    std::vector<const RunPoint*> earlier;
-    for (std::size_t i = 0; i + 1 < s.runs.size(); ++i)
-      if (s.runs[i].m.check == "PASS" && s.runs[i].m.ms) earlier.push_back(&s.runs[i]);
-    if (s.runs.size() < 2 || (earlier.empty() && latest.m.check == "PASS")) {
-      out["verdict"] = "NEW";
-      rows.push_back(std::move(out));
-      continue;
-    }
-    // The base: the earlier run of the median time (a real run, with its
-    // repetitions' range, as compare.py's BASE is).
-    const RunPoint* base = earlier.empty() ? &s.runs[s.runs.size() - 2] : nullptr;
-    if (!earlier.empty()) {
-      auto sorted = earlier;
-      std::sort(sorted.begin(), sorted.end(), [](const RunPoint* a, const RunPoint* b) { return *a->m.ms < *b->m.ms; });
-      base = sorted[(sorted.size() - 1) / 2];
-    }
-    // This row's own run-to-run noise where its earlier runs measure it,
-    // never below the noise of rows of its time.
-    std::optional<double> sigma;
-    if (base->m.ms) {
-      sigma = noise.sigma(*base->m.ms);
-      std::vector<double> own;
-      for (std::size_t i = 1; i < earlier.size(); ++i)
-        own.push_back(std::log(*earlier[i]->m.ms / *earlier[i - 1]->m.ms));
-      if (own.size() >= 3) sigma = std::max(*sigma, robust_sigma(own));
-    }
-    const auto [verdict, change] = classify(base->m, latest.m, sigma, o.sigmas);
-    std::string upper = verdict;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    out["verdict"] = upper;
-    out["change"] = optional(change);
-    out["noise"] = optional(sigma);
-    out["base"] = {{"started_at", base->started_at}, {"ms", optional(base->m.ms)}};
-    out["changes"] = changes_between(*base, latest);
-    const bool regressed =
-        verdict == "broken" || (verdict == "slower" && change && *change * 100 > o.threshold_pct);
-    out["regression"] = regressed;
-    if (regressed) regressions.push_back(out);
-    rows.push_back(std::move(out));
+  for (auto& r : h.rows) judge(h, r, noise, o.sigmas, o.threshold_pct);
+  // Regressions first; the list of them the largest change first (a broken
+  // row, without one, before all).
+  std::stable_partition(h.rows.begin(), h.rows.end(), [](const HistoryRow& r) { return r.regression; });
+  for (std::size_t i = 0; i < h.rows.size() && h.rows[i].regression; ++i) h.regressions.push_back(i);
+  std::stable_sort(h.regressions.begin(), h.regressions.end(), [&](std::size_t a, std::size_t b) {
+    const auto change = [&](std::size_t i) { return h.rows[i].change.value_or(1e300); };
+    return change(a) > change(b);
+  });
+  return h;
+}
+
+void write_history_json(const History& h, std::ostream& to) {
+  Buffer out;
+  // Written as it is made, a block at a time.
+  const auto flush = [&] {
+    to.write(out.data(), static_cast<std::streamsize>(out.size()));
+    out.clear();
+  };
+  // Each run's started_at and portalab version, escaped once.
+  std::vector<std::string> run_text;
+  run_text.reserve(h.runs.size());
+  for (const auto& r : h.runs) {
+    Buffer b;
+    put(b, "\"started_at\": ");
+    put_string(b, r.started_at);
+    put(b, ", \"portalab\": ");
+    put_string(b, r.values[0]);
+    put(b, ",");
+    run_text.emplace_back(b.data(), b.size());
   }
-  // Regressions first, the largest change first.
-  std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    return a.value("regression", false) > b.value("regression", false);
-  });
-  std::stable_sort(regressions.begin(), regressions.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    const double ca = a["change"].is_number() ? a["change"].get<double>() : 1e300;
-    const double cb = b["change"].is_number() ? b["change"].get<double>() : 1e300;
-    return ca > cb;
-  });
-  nlohmann::json decades = nlohmann::json::object();
-  for (const auto& [d, s] : noise.by_decade()) decades[fmt::format("{:g}", std::pow(10.0, d))] = s;
-  return {{"phase", phase},
-          {"last", o.last},
-          {"threshold_pct", o.threshold_pct},
-          {"sigmas", o.sigmas},
-          {"noise", {{"pooled", noise.pooled()}, {"pairs", noise.count()}, {"by_decade_ms", decades},
-                     {"floor", noise.floor()}}},
-          {"rows", rows},
-          {"regressions", regressions}};
+  fmt::format_to(std::back_inserter(out),
+                 "{{\"phase\": \"{}\", \"last\": {}, \"threshold_pct\": {}, \"sigmas\": {},\n"
+                 "\"noise\": {{\"pooled\": {}, \"pairs\": {}, \"floor\": {}, \"by_decade_ms\": {{",
+                 h.phase, h.last, h.threshold_pct, h.sigmas, h.noise_pooled, h.noise_pairs, h.noise_floor);
+  bool first = true;
+  for (const auto& [d, s] : h.noise_by_decade) {
+    fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ", std::pow(10.0, d), s);
+    first = false;
+  }
+  put(out, "}},\n\"rows\": [");
+  for (std::size_t i = 0; i < h.rows.size(); ++i) {
+    put(out, i ? ",\n" : "\n");
+    put_row(out, h, h.rows[i], run_text);
+    if (out.size() > (1 << 20)) flush();
+  }
+  put(out, "],\n\"regressions\": [");
+  for (std::size_t i = 0; i < h.regressions.size(); ++i) {
+    put(out, i ? ",\n" : "\n");
+    put_row(out, h, h.rows[h.regressions[i]], run_text);
+  }
+  put(out, "]}\n");
+  flush();
 }
 
 }  // namespace portalab::store

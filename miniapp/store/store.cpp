@@ -5,6 +5,7 @@
 #include "platform/files.hpp"
 #include "platform/hash.hpp"
 #include "platform/interrupt.hpp"
+#include "platform/space_names.hpp"
 #include "results/schema_version.hpp"
 
 #include <fmt/format.h>
@@ -32,6 +33,35 @@ constexpr std::int64_t application_id = 0x504c4142;
 // A results.json of 100,000 rows is about 300 MB.
 constexpr std::size_t max_results_bytes = std::size_t{1} << 30;
 
+// The row keys, each with its runs over time. A device space's key names
+// its GPU too (the run's GPUs by UUID): two GPUs of one node are two keys,
+// never one key's successive runs.
+std::string series_sql(const std::string& table) {
+  return fmt::format(R"sql(
+CREATE TABLE {}(
+  id INTEGER PRIMARY KEY,
+  experiment TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  space TEXT NOT NULL,
+  copies TEXT NOT NULL,
+  library TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  machine TEXT NOT NULL,
+  gpu TEXT NOT NULL,
+  UNIQUE(experiment, variant, dtype, n, space, copies, library, threads, machine, gpu));
+)sql",
+                     table);
+}
+
+// A key's runs, newest first, with what history reads of them (the total
+// phase): history reads the index alone, a run's points side by side.
+constexpr const char* rows_series_sql =
+    "CREATE INDEX rows_series ON rows(series, started_unix, id, run, check_result, reps, total_ms, "
+    "total_min_ms, total_max_ms, total_std_ms)";
+
+// Version 2 (store_schema_version); migrate() brings version 1 up to it.
 constexpr const char* schema_sql = R"sql(
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY,
@@ -84,20 +114,9 @@ CREATE TABLE limits(
   quantity TEXT NOT NULL,
   value REAL NOT NULL,
   unit TEXT NOT NULL,
+  unsteady_ratio REAL, -- slowest / fastest where the calibration found it unsteady
   PRIMARY KEY(run, rank, space, quantity));
 CREATE INDEX limits_gpu ON limits(gpu_uuid);
-CREATE TABLE series(
-  id INTEGER PRIMARY KEY,
-  experiment TEXT NOT NULL,
-  variant TEXT NOT NULL,
-  dtype TEXT NOT NULL,
-  n INTEGER NOT NULL,
-  space TEXT NOT NULL,
-  copies TEXT NOT NULL,
-  library TEXT NOT NULL,
-  threads INTEGER NOT NULL,
-  machine TEXT NOT NULL,
-  UNIQUE(experiment, variant, dtype, n, space, copies, library, threads, machine));
 CREATE TABLE rows(
   id INTEGER PRIMARY KEY,
   run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -111,7 +130,6 @@ CREATE TABLE rows(
   d2h_ms REAL, d2h_min_ms REAL, d2h_max_ms REAL, d2h_std_ms REAL,
   total_ms REAL, total_min_ms REAL, total_max_ms REAL, total_std_ms REAL,
   bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL);
-CREATE INDEX rows_series ON rows(series, started_unix);
 CREATE INDEX rows_run ON rows(run);
 CREATE TABLE energy(
   row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
@@ -250,6 +268,16 @@ std::int64_t key_integer(const nlohmann::json& row, const char* key, const std::
   return it->get<std::int64_t>();
 }
 
+// The GPUs a run's device rows ran on (the `gpu` of their keys): its ranks'
+// UUIDs, sorted, joined by commas; "" for a run without a GPU.
+std::string gpu_key(std::vector<std::string> uuids) {
+  std::sort(uuids.begin(), uuids.end());
+  uuids.erase(std::unique(uuids.begin(), uuids.end()), uuids.end());
+  std::string key;
+  for (const auto& u : uuids) key += (key.empty() ? "" : ",") + u;
+  return key;
+}
+
 class Importer {
  public:
   explicit Importer(Connection& db)
@@ -267,13 +295,13 @@ class Importer {
             "pcie_generation) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         m_limit(db.prepare(
             "INSERT OR REPLACE INTO limits(run, rank, space, host_space, gpu_uuid, quantity, value, "
-            "unit) VALUES(?,?,?,?,?,?,?,?)")),
+            "unit, unsteady_ratio) VALUES(?,?,?,?,?,?,?,?,?)")),
         m_series_find(db.prepare(
             "SELECT id FROM series WHERE experiment=? AND variant=? AND dtype=? AND n=? AND space=? "
-            "AND copies=? AND library=? AND threads=? AND machine=?")),
+            "AND copies=? AND library=? AND threads=? AND machine=? AND gpu=?")),
         m_series_add(db.prepare(
             "INSERT INTO series(experiment, variant, dtype, n, space, copies, library, threads, "
-            "machine) VALUES(?,?,?,?,?,?,?,?,?)")),
+            "machine, gpu) VALUES(?,?,?,?,?,?,?,?,?,?)")),
         m_row(db.prepare(
             "INSERT INTO rows(run, series, started_unix, ranks, check_result, reps, h2d_ms, "
             "h2d_min_ms, h2d_max_ms, h2d_std_ms, kernel_ms, kernel_min_ms, kernel_max_ms, "
@@ -346,11 +374,13 @@ class Importer {
 
     // Each rank's GPU (provenance.ranks), or the devices of a run without them.
     std::string rank0_gpu;
+    std::vector<std::string> uuids;
     auto add_gpu = [&](int rank, const std::string& rank_host, const nlohmann::json& device,
                        const nlohmann::json& settings) {
       const std::string uuid = str(device, "uuid");
       if (uuid.empty()) return;
       if (rank == 0) rank0_gpu = uuid;
+      uuids.push_back(uuid);
       auto integer = [&](const char* key) -> std::optional<double> { return num(settings, key); };
       m_gpu.bind(1, run).bind(2, rank).bind(3, rank_host).bind(4, uuid)
           .bind(5, str(device, "pci_bus_id")).bind(6, str(device, "name"))
@@ -388,12 +418,13 @@ class Importer {
         add_limits(run, rank, uuid, obj(obj(r, "calibration"), "spaces"), false);
     }
 
+    const std::string gpus = gpu_key(std::move(uuids));
     const auto& results = doc["results"];
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       if (!r.is_object())
         throw StoreError(exit_bad_input, fmt::format("{}: row {}: not an object", file, i));
-      const std::int64_t series = series_of(r, machine, file, i);
+      const std::int64_t series = series_of(r, machine, gpus, file, i);
       m_row.bind(1, run).bind(2, series).bind(3, *started)
           .bind(4, static_cast<std::int64_t>(num(r, "ranks").value_or(1)))
           .bind(5, str(r, "check"));
@@ -435,7 +466,7 @@ class Importer {
           m_limit.bind_null(5);
         else
           m_limit.bind(5, gpu);
-        m_limit.bind(6, quantity).bind(7, *v).bind(8, unit).run();
+        m_limit.bind(6, quantity).bind(7, *v).bind(8, unit).bind(9, unsteady_ratio(s, quantity, *v)).run();
       };
       for (const char* q : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
                             "read_gbps"})
@@ -448,8 +479,29 @@ class Importer {
     }
   }
 
-  std::int64_t series_of(const nlohmann::json& r, const std::string& machine, const std::string& file,
-                         std::size_t i) {
+  // How far apart the calibration's repetitions of a limit were, where it
+  // found them unsteady (slowest more than 1.5 times the fastest). A limit
+  // that is the best of a sweep (transfers) is unsteady only where the size
+  // that gave the best was.
+  static std::optional<double> unsteady_ratio(const nlohmann::json& space, const std::string& quantity,
+                                              double value) {
+    std::optional<double> ratio;
+    for (const auto& u : obj(space, "unsteady")) {
+      std::string name = str(u, "limit");
+      const std::string dtype = str(u, "dtype");
+      if (name == "gemm_gflops" && !dtype.empty()) name = "gemm_" + dtype + "_gflops";
+      const auto fastest = num(u, "fastest"), slowest = num(u, "slowest");
+      if (name != quantity || !fastest || !slowest || *fastest <= 0 || *slowest <= 0) continue;
+      const bool best_of = u.contains("bytes") || u.contains("dtype");
+      if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value) continue;
+      const double r = std::max(*fastest, *slowest) / std::min(*fastest, *slowest);
+      ratio = std::max(ratio.value_or(1.0), r);
+    }
+    return ratio;
+  }
+
+  std::int64_t series_of(const nlohmann::json& r, const std::string& machine, const std::string& gpus,
+                         const std::string& file, std::size_t i) {
     const std::string experiment = key_text(r, "experiment", file, i),
                       variant = key_text(r, "variant", file, i), dtype = key_text(r, "dtype", file, i),
                       space = key_text(r, "space", file, i), copies = key_text(r, "copies", file, i);
@@ -458,12 +510,14 @@ class Importer {
     const std::int64_t threads = r.contains("threads") && r["threads"].is_number_integer()
                                      ? r["threads"].get<std::int64_t>()
                                      : 0;
-    const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", experiment,
-                                        variant, dtype, n, space, copies, library, threads, machine);
+    const std::string gpu = is_host_space_name(space) ? std::string() : gpus;
+    const std::string key =
+        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", experiment, variant,
+                    dtype, n, space, copies, library, threads, machine, gpu);
     if (const auto it = m_series.find(key); it != m_series.end()) return it->second;
     auto bind = [&](Statement& s) {
       s.bind(1, experiment).bind(2, variant).bind(3, dtype).bind(4, n).bind(5, space)
-          .bind(6, copies).bind(7, library).bind(8, threads).bind(9, machine);
+          .bind(6, copies).bind(7, library).bind(8, threads).bind(9, machine).bind(10, gpu);
     };
     bind(m_series_find);
     std::int64_t id = 0;
@@ -522,6 +576,99 @@ std::int64_t pragma(Connection& db, const std::string& name) {
   return s.step() ? s.integer(0) : 0;
 }
 
+// host_space(NAME) in SQL: is_host_space_name, the one list of host spaces.
+void add_host_space_function(Connection& db) {
+  auto host_space = [](sqlite3_context* c, int, sqlite3_value** v) {
+    const auto* text = sqlite3_value_text(v[0]);
+    sqlite3_result_int(c, text && is_host_space_name(reinterpret_cast<const char*>(text)) ? 1 : 0);
+  };
+  sqlite3_create_function(db.handle(), "host_space", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                          host_space, nullptr, nullptr);
+}
+
+// Version 1 to 2: a device space's row keys name the run's GPUs (each key
+// of version 1 split by the GPUs its runs were on), a limit says how
+// unsteady its calibration found it (unknown for the runs imported before),
+// and rows_series covers history's reading.
+void migrate_1_to_2(Connection& db) {
+  db.exec("ALTER TABLE limits ADD COLUMN unsteady_ratio REAL");
+  db.exec("CREATE TEMP TABLE run_gpu(run INTEGER PRIMARY KEY, gpu TEXT NOT NULL)");
+  {
+    auto gpus = db.prepare("SELECT run, uuid FROM gpus ORDER BY run");
+    auto add = db.prepare("INSERT INTO temp.run_gpu VALUES(?, ?)");
+    std::int64_t run = -1;
+    std::vector<std::string> uuids;
+    auto flush = [&] {
+      if (run >= 0) add.bind(1, run).bind(2, gpu_key(std::move(uuids))).run();
+      uuids.clear();
+    };
+    while (gpus.step()) {
+      if (gpus.integer(0) != run) {
+        flush();
+        run = gpus.integer(0);
+      }
+      uuids.push_back(gpus.text(1));
+    }
+    flush();
+  }
+  add_host_space_function(db);
+  db.exec(R"sql(
+DROP INDEX rows_series;
+CREATE TEMP TABLE row_key(row INTEGER PRIMARY KEY, old INTEGER NOT NULL, gpu TEXT NOT NULL);
+INSERT INTO temp.row_key
+  SELECT r.id, r.series, CASE WHEN host_space(s.space) THEN '' ELSE coalesce(g.gpu, '') END
+  FROM rows r JOIN series s ON s.id = r.series LEFT JOIN temp.run_gpu g ON g.run = r.run;
+)sql" + series_sql("series_v2") +
+          R"sql(
+INSERT INTO series_v2(experiment, variant, dtype, n, space, copies, library, threads, machine, gpu)
+  SELECT s.experiment, s.variant, s.dtype, s.n, s.space, s.copies, s.library, s.threads, s.machine, k.gpu
+  FROM (SELECT DISTINCT old, gpu FROM temp.row_key) k JOIN series s ON s.id = k.old
+  ORDER BY k.old, k.gpu;
+CREATE TEMP TABLE series_map(old INTEGER, gpu TEXT, new INTEGER, PRIMARY KEY(old, gpu)) WITHOUT ROWID;
+INSERT INTO temp.series_map
+  SELECT s.id, v.gpu, v.id FROM series_v2 v
+  JOIN series s USING(experiment, variant, dtype, n, space, copies, library, threads, machine);
+UPDATE rows SET series = (SELECT m.new FROM temp.row_key k JOIN temp.series_map m
+                          ON m.old = k.old AND m.gpu = k.gpu WHERE k.row = rows.id);
+DROP TABLE series;
+ALTER TABLE series_v2 RENAME TO series;
+DROP TABLE temp.row_key;
+DROP TABLE temp.series_map;
+DROP TABLE temp.run_gpu;
+)sql");
+  db.exec(rows_series_sql);
+}
+
+// Brings a store of an older schema up to this portalab's, in one
+// transaction: all of it or nothing (another portalab doing the same at
+// once waits, then finds it done).
+void migrate(Connection& db, std::ostream* notes) {
+  db.exec("PRAGMA foreign_keys = OFF");  // tables are rebuilt under the rows that refer to them
+  db.exec("BEGIN IMMEDIATE");
+  std::int64_t from = 0;
+  try {
+    from = pragma(db, "user_version");
+    for (std::int64_t v = from; v < store_schema_version; ++v) {
+      if (v == 1) migrate_1_to_2(db);
+      throw_if_interrupted();
+    }
+    if (auto check = db.prepare("PRAGMA foreign_key_check"); check.step())
+      throw StoreError(1, fmt::format("{}: upgrading the store from schema version {} broke a "
+                                      "reference between its tables; it was left as it was",
+                                      db.path(), from));
+    db.exec(fmt::format("PRAGMA user_version = {}", store_schema_version));
+    db.exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db.handle(), "PRAGMA foreign_keys = ON", nullptr, nullptr, nullptr);
+    throw;
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  if (notes && from < store_schema_version)
+    *notes << fmt::format("{}: upgraded the store from schema version {} to {}\n", db.path(), from,
+                          store_schema_version);
+}
+
 }  // namespace
 
 std::string store_path(const std::string& given) {
@@ -551,7 +698,8 @@ void check_store_names(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s) {
+std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s,
+                                       std::ostream* notes) {
   if (write) check_store_names(path);
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
@@ -574,8 +722,9 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
                        fmt::format("{}: cannot make its folder: {}", path, ec.message()));
   }
   auto db = std::make_unique<Connection>(
-      path, write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
-                  : SQLITE_OPEN_READONLY);
+      path, SQLITE_OPEN_NOMUTEX |  // one thread uses a connection
+                (write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
+                       : SQLITE_OPEN_READONLY));
   sqlite3_busy_timeout(db->handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
   if (write && sqlite3_db_readonly(db->handle(), "main") == 1)
     throw StoreError(exit_bad_input,
@@ -583,13 +732,17 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
                                  "writable --db",
                                  path));
   db->exec("PRAGMA foreign_keys = ON");
-  // A page cache the size of a large import: a smaller one spills pages to
-  // the file mid-transaction, each spill syncing the journal first.
-  db->exec("PRAGMA cache_size = -262144");
+  // A writer's page cache the size of a large import: a smaller one spills
+  // pages to the file mid-transaction, each spill syncing the journal first.
+  // (A reader reads each page about once: SQLite's default cache.)
+  if (write) db->exec("PRAGMA cache_size = -262144");
   const std::int64_t version = pragma(*db, "user_version");
   const std::int64_t app = pragma(*db, "application_id");
-  auto tables = db->prepare("SELECT count(*) FROM sqlite_master");
-  const std::int64_t count = tables.step() ? tables.integer(0) : 0;
+  std::int64_t count = 0;
+  {  // finished here: a statement left open would hold a read lock an upgrade waits on
+    auto tables = db->prepare("SELECT count(*) FROM sqlite_master");
+    if (tables.step()) count = tables.integer(0);
+  }
   if (app != application_id && (count > 0 || version != 0))
     throw StoreError(exit_bad_input,
                      fmt::format("{}: an SQLite database, but not a portalab store (none of "
@@ -602,6 +755,23 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
                                  path, version, store_schema_version));
   if (app == application_id && version < 1)
     throw StoreError(exit_bad_input, fmt::format("{}: a portalab store without a schema version: damaged", path));
+  if (app == application_id && version < store_schema_version) {
+    if (write) {
+      migrate(*db, notes);
+    } else {  // a reader upgrades it where it may write it
+      check_store_names(path);
+      Connection rw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX);
+      if (sqlite3_db_readonly(rw.handle(), "main") == 1)
+        throw StoreError(exit_bad_input,
+                         fmt::format("{}: a store of schema version {}, an older portalab's; this one "
+                                     "reads it once upgraded to version {}, which needs writing it: "
+                                     "run `portalab db history --db {}` once as a user who may write "
+                                     "the file and its folder",
+                                     path, version, store_schema_version, path));
+      sqlite3_busy_timeout(rw.handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
+      migrate(rw, notes);
+    }
+  }
   if (count == 0 && app != application_id) {
     if (!write)
       throw StoreError(exit_bad_input, fmt::format("{}: an empty store: import runs first", path));
@@ -610,6 +780,8 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
     try {
       if (pragma(*db, "application_id") != application_id) {
         db->exec(schema_sql);
+        db->exec(series_sql("series"));
+        db->exec(rows_series_sql);
         db->exec(fmt::format("PRAGMA application_id = {}", application_id));
         db->exec(fmt::format("PRAGMA user_version = {}", store_schema_version));
       }

@@ -7,10 +7,13 @@
 #pragma once
 
 #include "store/sqlite.hpp"
+#include "store/verdict.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,16 +21,19 @@
 
 namespace portalab::store {
 
-// The schema this portalab writes and reads (PRAGMA user_version).
-constexpr int store_schema_version = 1;
+// The schema this portalab writes and reads (PRAGMA user_version); a store
+// of an older one is upgraded when opened where it may be written.
+constexpr int store_schema_version = 2;
 
 // The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite.
 std::string store_path(const std::string& given);
 
 // An open store. Writing: created where missing (with its folder), its
-// schema checked or made; reading: it must exist. wait_s: how long a
-// writer waits for another to finish before giving up.
-std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s);
+// schema checked or made; reading: it must exist. Either upgrades a store
+// of an older schema (a line to notes). wait_s: how long a writer waits for
+// another to finish before giving up.
+std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s,
+                                       std::ostream* notes = nullptr);
 
 struct ImportSummary {
   int found = 0;     // results files found under the paths
@@ -55,8 +61,59 @@ struct HistoryOptions {
   double min_noise = 0.01;
 };
 
-// {"rows": [...], "regressions": [...], "noise": ...}: docs/results-store.md.
-nlohmann::json history(Connection& db, const HistoryOptions& options);
+// A row key: what a row measured, where, and (device spaces) on which GPUs.
+struct SeriesKey {
+  std::string experiment, variant, dtype, space, copies, library, machine;
+  std::string gpu;  // the GPUs' UUIDs, comma-separated; "" for host spaces
+  std::int64_t n = 0, threads = 0;
+};
+
+// What may change between two runs, in history_facts' order (a regression
+// says which changed), and when the run started.
+constexpr int history_fact_count = 7;
+struct RunFacts {
+  std::string started_at;
+  std::array<std::string, history_fact_count> values;
+};
+
+// One run of a row key.
+struct HistoryPoint {
+  std::size_t run = 0;  // index into History::runs
+  Measure m;
+  bool throttled = false;
+  std::optional<double> sm_mhz;
+};
+
+struct HistoryChange {
+  std::string what, from, to;
+};
+
+struct HistoryRow {
+  SeriesKey key;
+  std::vector<HistoryPoint> runs;  // oldest first
+  std::string verdict;             // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
+  std::optional<double> change;    // the latest median against the base's, relative
+  std::optional<double> noise;     // the run-to-run noise it was judged with
+  std::optional<std::size_t> base;  // index into runs: the earlier run of the median time
+  std::vector<HistoryChange> changes;  // between the base and the latest run
+  bool regression = false;
+};
+
+struct History {
+  std::string phase;
+  int last = 0;
+  double threshold_pct = 0, sigmas = 0;
+  double noise_pooled = 0, noise_floor = 0;
+  int noise_pairs = 0;
+  std::map<int, double> noise_by_decade;  // decade of the base time (log10 ms) -> noise
+  std::vector<RunFacts> runs;             // the runs the rows' points are of
+  std::vector<HistoryRow> rows;           // regressions first
+  std::vector<std::size_t> regressions;   // indices into rows, the largest change first
+};
+
+History history(Connection& db, const HistoryOptions& options);
+// The history as one JSON document (docs/results-store.md), a row a line.
+void write_history_json(const History& h, std::ostream& to);
 
 struct FleetOptions {
   std::string job;             // runs of this Slurm job id

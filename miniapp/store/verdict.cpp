@@ -10,10 +10,15 @@ namespace portalab::store {
 
 namespace {
 
+// nth_element, not a sort: the noise of a large history is the median of
+// hundreds of thousands of pairs.
 double median_of(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
   const std::size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  if (n == 0) return 0;
+  const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(xs.begin(), mid, xs.end());
+  if (n % 2) return *mid;
+  return (*std::max_element(xs.begin(), mid) + *mid) / 2;
 }
 
 std::optional<int> decade(double ms) {

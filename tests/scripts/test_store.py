@@ -53,6 +53,109 @@ def digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# The schema portalab's store had at version 1 (before a device row's key
+# named its GPU): what an older portalab left on a site's disk.
+V1_SCHEMA = """
+    CREATE TABLE runs(id INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+      imported_at TEXT NOT NULL, started_at TEXT NOT NULL, started_unix REAL NOT NULL, machine
+      TEXT NOT NULL, job_id TEXT NOT NULL, array_task_id TEXT NOT NULL, deck TEXT NOT NULL,
+      ranks INTEGER NOT NULL, incomplete INTEGER NOT NULL, portalab_version TEXT NOT NULL,
+      kokkos_version TEXT NOT NULL, kokkos_kernels_version TEXT NOT NULL, compiler TEXT NOT
+      NULL, gpu_driver TEXT NOT NULL, cuda_runtime TEXT NOT NULL, cpu_model TEXT NOT NULL,
+      host_blas TEXT NOT NULL);
+    CREATE INDEX runs_started ON runs(started_unix);
+    CREATE INDEX runs_job ON runs(job_id, started_unix);
+    CREATE TABLE provenance(run INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE, json
+      TEXT NOT NULL);
+    CREATE TABLE gpus(run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, rank INTEGER
+      NOT NULL, host TEXT NOT NULL, uuid TEXT NOT NULL, pci_bus_id TEXT NOT NULL, name TEXT NOT
+      NULL, power_limit_w REAL, applications_sm_mhz REAL, ecc_enabled INTEGER, ecc_errors
+      INTEGER, pcie_width INTEGER, pcie_max_width INTEGER, pcie_generation INTEGER, PRIMARY
+      KEY(run, rank));
+    CREATE INDEX gpus_uuid ON gpus(uuid);
+    CREATE TABLE limits(run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, rank INTEGER
+      NOT NULL, space TEXT NOT NULL, host_space INTEGER NOT NULL, gpu_uuid TEXT, quantity TEXT
+      NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, PRIMARY KEY(run, rank, space,
+      quantity));
+    CREATE INDEX limits_gpu ON limits(gpu_uuid);
+    CREATE TABLE series(id INTEGER PRIMARY KEY, experiment TEXT NOT NULL, variant TEXT NOT NULL,
+      dtype TEXT NOT NULL, n INTEGER NOT NULL, space TEXT NOT NULL, copies TEXT NOT NULL,
+      library TEXT NOT NULL, threads INTEGER NOT NULL, machine TEXT NOT NULL, UNIQUE(experiment,
+      variant, dtype, n, space, copies, library, threads, machine));
+    CREATE TABLE rows(id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES runs(id) ON DELETE
+      CASCADE, series INTEGER NOT NULL REFERENCES series(id), started_unix REAL NOT NULL, ranks
+      INTEGER NOT NULL, check_result TEXT NOT NULL, reps INTEGER, h2d_ms REAL, h2d_min_ms REAL,
+      h2d_max_ms REAL, h2d_std_ms REAL, kernel_ms REAL, kernel_min_ms REAL, kernel_max_ms REAL,
+      kernel_std_ms REAL, d2h_ms REAL, d2h_min_ms REAL, d2h_max_ms REAL, d2h_std_ms REAL,
+      total_ms REAL, total_min_ms REAL, total_max_ms REAL, total_std_ms REAL, bytes REAL, flops
+      REAL, gbps REAL, gflops REAL, pct_of_limit REAL);
+    CREATE INDEX rows_series ON rows(series, started_unix);
+    CREATE INDEX rows_run ON rows(run);
+    CREATE TABLE energy(row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
+      gpu_joules_per_rep REAL, cpu_joules_per_rep REAL, power_w REAL, sm_clock_mhz REAL,
+      mem_clock_mhz REAL, temperature_c REAL, throttled INTEGER NOT NULL, reasons TEXT NOT
+      NULL);
+    CREATE TABLE rank_rows(row INTEGER NOT NULL REFERENCES rows(id) ON DELETE CASCADE, rank
+      INTEGER NOT NULL, kernel_ms REAL, total_ms REAL, PRIMARY KEY(row, rank));
+"""
+
+
+def v1_store(db):
+    """A version-1 store of two jobs on node n1, one process per GPU (GPU-a,
+    GPU-b 30% slower): a Cuda row key and an OpenMP one, each holding all
+    four runs, as version 1 kept them."""
+    c = sqlite3.connect(db)
+    c.executescript(V1_SCHEMA)
+    c.execute("INSERT INTO series VALUES (1, 'stream_copy', 'deep_copy', 'float64', 1000000, "
+              "'Cuda', 'none', 'native', 1, 'n1'), (2, 'stream_copy', 'deep_copy', 'float64', "
+              "1000000, 'OpenMP', 'none', 'native', 2, 'n1')")
+    for run, (job, uuid) in enumerate((("501", "GPU-a"), ("501", "GPU-b"), ("502", "GPU-a"),
+                                       ("502", "GPU-b")), start=1):
+        started = ss.day(run // 3, 10 + run)
+        c.execute("INSERT INTO runs VALUES (?, ?, '/r', ?, ?, ?, 'n1', ?, '', 'd.toml', 1, 0, "
+                  "'aaaaaaa', '4.6.1', '4.6.2', 'GNU 12', '580', '13000', 'Xeon', 'OpenBLAS')",
+                  (run, f"fnv1a64:{run}", started, started, 1.8e9 + 3600 * run, job))
+        c.execute("INSERT INTO provenance VALUES (?, '{}')", (run,))
+        c.execute("INSERT INTO gpus VALUES (?, 0, 'n1', ?, '0:1b', 'NVIDIA H100 80GB HBM3', "
+                  "NULL, NULL, NULL, NULL, 16, 16, 5)", (run, uuid))
+        c.execute("INSERT INTO limits VALUES (?, 0, 'Cuda', 0, ?, 'triad_gbps', 2990, 'GB/s')",
+                  (run, uuid))
+        for series, ms in ((1, 1.3 if uuid == "GPU-b" else 1.0), (2, 2.0)):
+            c.execute("INSERT INTO rows(run, series, started_unix, ranks, check_result, reps, "
+                      "total_ms, total_min_ms, total_max_ms, total_std_ms) "
+                      "VALUES (?, ?, ?, 1, 'PASS', 10, ?, ?, ?, ?)",
+                      (run, series, 1.8e9 + 3600 * run, ms, ms * 0.995, ms * 1.005, ms * 0.0025))
+    c.execute("PRAGMA application_id = 1347174722")
+    c.execute("PRAGMA user_version = 1")
+    c.commit()
+    c.close()
+
+
+def modes(top, folders, files):
+    for d, _, names in os.walk(top):
+        os.chmod(d, folders)
+        for f in names:
+            os.chmod(os.path.join(d, f), files)
+
+
+def as_nobody(case, *args):
+    """portalab ARGS as a user who may not write the test's files nor their
+    folders (root writes anything: as nobody, through setpriv)."""
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            case.skipTest("root, and no setpriv to drop it")
+        modes(case.tmp, 0o755, 0o644)
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    else:
+        modes(case.tmp, 0o555, 0o444)
+        cmd = []
+    try:
+        return subprocess.run([*cmd, os.environ["PORTALAB"], *args], capture_output=True,
+                              text=True, timeout=60)
+    finally:
+        modes(case.tmp, 0o755, 0o644)
+
+
 class StoreCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="portalab_store_")
@@ -198,30 +301,42 @@ class BadStoreTest(StoreCase):
             c.execute("PRAGMA user_version = 99")
         self.refused("a newer schema", "schema version 99", "newer portalab")
 
+    def test_a_store_of_an_older_schema(self):
+        """Version 1 is upgraded where it may be written (each GPU's runs a
+        key of its own), and said where it may not, unchanged."""
+        v1_store(self.db)
+        before = digest(self.db)
+        p = as_nobody(self, "db", "history", "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        for words in (self.db, "schema version 1", "an older portalab", "may write"):
+            self.assertIn(words, p.stderr)
+        self.assertEqual(digest(self.db), before)
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("upgraded the store from schema version 1 to 2", p.stderr)
+        rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
+        self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
+        self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
+        self.assertEqual({r["verdict"] for r in rows.values()}, {"SAME"})
+        self.assert_consistent()
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 2)
+            self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
+        self.assertEqual(count(self.db, "rows"), 8)
+        # And imports go on into it.
+        self.imported(self.runs("more", 1))
+        self.assertEqual(count(self.db, "runs"), 5)
+
     def test_a_read_only_store(self):
         self.imported(self.runs("job", 1))
         before = digest(self.db)
         more = self.runs("more", 1)
-        if os.geteuid() == 0:  # root writes anything: import as nobody
-            if not shutil.which("setpriv"):
-                self.skipTest("root, and no setpriv to drop it")
-            os.chmod(self.tmp, 0o755)
-            for d, _, files in os.walk(self.tmp):
-                os.chmod(d, 0o755)
-                for f in files:
-                    os.chmod(os.path.join(d, f), 0o644)
-            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        else:
-            os.chmod(self.db, 0o444)
-            cmd = []
-        p = subprocess.run([*cmd, os.environ["PORTALAB"], "db", "import", "--db", self.db, more],
-                           capture_output=True, text=True, timeout=60)
+        p = as_nobody(self, "db", "import", "--db", self.db, more)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("read-only", p.stderr)
         self.assertEqual(digest(self.db), before)
         # Reading it needs no writing.
-        p = subprocess.run([*cmd, os.environ["PORTALAB"], "db", "history", "--db", self.db],
-                           capture_output=True, text=True, timeout=60)
+        p = as_nobody(self, "db", "history", "--db", self.db)
         self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_the_disk_fills_during_an_import(self):
@@ -358,6 +473,35 @@ class HistoryTest(StoreCase):
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len(json.loads(p.stdout)["rows"]), 1)
 
+    def test_two_gpus_of_one_node_are_two_keys(self):
+        """One process per GPU (gpus.sbatch): GPU-b 30% slower than GPU-a on
+        one node, in one job and then another. No verdict sets one GPU's run
+        against the other's; host rows keep the node's key."""
+        def job(name, day):
+            for g, (uuid, ms) in enumerate((("GPU-a", 1.0), ("GPU-b", 1.3))):
+                rows = [ss.row(ms=ms), ss.row(space="OpenMP", threads=2, ms=2.0)]
+                doc = ss.run(rows, host="n1", job=name, started=ss.day(day, 10 + g),
+                             gpu={"uuid": uuid}, tag=f"{name}{uuid}")
+                ss.write(doc, os.path.join(self.tmp, name, f"gpu{g}"))
+            self.imported(os.path.join(self.tmp, name))
+            p = portalab("db", "history", "--db", self.db, "--json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
+
+        rows = job("601", 1)
+        self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
+        self.assertEqual(rows["Cuda", "GPU-a"]["verdict"], "NEW")
+        self.assertEqual(rows["Cuda", "GPU-b"]["verdict"], "NEW")
+        self.assertEqual(len(rows["OpenMP", ""]["runs"]), 2)  # the node's two processes
+        rows = job("602", 2)
+        for gpu, ms in (("GPU-a", 1.0), ("GPU-b", 1.3)):
+            r = rows["Cuda", gpu]
+            self.assertEqual([x["ms"] for x in r["runs"]], [ms, ms])
+            self.assertEqual(r["verdict"], "SAME")
+        p = portalab("db", "history", "--db", self.db)
+        self.assertIn("GPU-b", p.stdout)
+        self.assertNotIn("SLOWER", p.stdout)
+
     def test_bad_options(self):
         self.imported(history_fixture(self.tmp))
         for args, words in ((("--last", "1"), "at least 2"), (("--phase", "warm"), "phase")):
@@ -463,6 +607,9 @@ class FleetTest(StoreCase):
         self.assertEqual(triad, {"GPU-r0": 2990.0, "GPU-r1": 2985.0, "GPU-r2": 2100.0, "GPU-r3": 2992.0})
         self.assertEqual([k for k, g in gpus.items() if g["outlier"]], ["GPU-r2"])
         self.assertTrue(all(g["rows"] == [] for g in gpus.values()))
+        # Its rows' key names all four GPUs: no one GPU's history.
+        h = json.loads(portalab("db", "history", "--db", self.db, "--json").stdout)
+        self.assertEqual([r["key"]["gpu"] for r in h["rows"]], ["GPU-r0,GPU-r1,GPU-r2,GPU-r3"])
         self.assert_consistent()
 
     def test_selection(self):
