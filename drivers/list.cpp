@@ -297,4 +297,14 @@ void list_decks(ListFormat format) {
     print_to(stdout, "{:<{}}  {}\n", shown(d.name), width, shown(d.summary));
 }
 
+void list(const std::string& list_format, bool names_only, bool decks_only) {
+  const auto format = list_format == "json"       ? ListFormat::json
+                      : list_format == "markdown" ? ListFormat::markdown
+                                                  : ListFormat::text;
+  if (decks_only)
+    list_decks(format);
+  else
+    list_experiments(format, names_only);
+}
+
 }  // namespace portalab

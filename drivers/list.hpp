@@ -3,6 +3,7 @@
 // generated from it, so that they cannot drift from the code) or as JSON.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace portalab {
@@ -17,5 +18,8 @@ void list_experiments(ListFormat format, bool names_only);
 // leading comment and what it runs (experiments, sizes, types, variants,
 // spaces, copies); a deck that does not parse throws InputError.
 void list_decks(ListFormat format);
+
+// `portalab list [--names] [--decks] [--format text|markdown|json]`.
+void list(const std::string& format, bool names_only, bool decks_only);
 
 }  // namespace portalab
