@@ -97,18 +97,23 @@ void print_history(const store::History& h) {
   std::cout << out;
 }
 
+// A line per figure; the last column says which are out of line (and
+// why at the end, with the member's other reasons).
 void print_members(const nlohmann::json& members, const char* what) {
   std::vector<std::vector<std::string>> lines{{what, "host", "model", "quantity", "value", "unit",
                                                "x median", "reference", "x reference", ""}};
   for (const auto& m : members) {
     const std::string id = m["id"].get<std::string>();
     for (const char* part : {"limits", "rows"})
-      for (const auto& f : m[part])
+      for (const auto& f : m[part]) {
+        std::string flag = f.value("flagged", nlohmann::json::array()).empty() ? "" : "OUTLIER";
+        if (f.contains("unsteady"))
+          flag += fmt::format("{}unsteady (x{:.1f})", flag.empty() ? "" : " ", f["unsteady"].get<double>());
         lines.push_back({id, m["host"], m["model"], f["quantity"], number(f["value"]), f["unit"],
                          f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
                          f.contains("reference") ? number(f["reference"]) : "-",
-                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-",
-                         m["outlier"].get<bool>() ? "OUTLIER" : ""});
+                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-", flag});
+      }
   }
   std::cout << table(lines);
 }
@@ -123,6 +128,12 @@ void print_fleet(const nlohmann::json& f) {
                            s["references"].get<std::string>().empty()
                                ? ""
                                : fmt::format(" and {}", s["references"].get<std::string>()));
+  if (const auto& short_rows = s["rows_too_short"]; !short_rows.empty())
+    std::cout << fmt::format("rows: {} {} left out, each kernel under {:g} ms (its launch and clocks "
+                             "more than its GPU; --row EXPERIMENT shows them): {}{}\n",
+                             short_rows.size(), short_rows.size() == 1 ? "kind" : "kinds",
+                             s["min_row_ms"].get<double>(),
+                             short_rows[0].get<std::string>(), short_rows.size() > 1 ? ", ..." : "");
   std::cout << fmt::format("\nGPUs: {}\n", f["gpus"].size());
   if (!f["gpus"].empty()) print_members(f["gpus"], "GPU");
   std::cout << fmt::format("\nnodes: {}\n", f["nodes"].size());

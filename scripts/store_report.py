@@ -142,6 +142,13 @@ def fleet_section(rp, f):
         f"{rp.count(len(f['nodes']), 'node')}, each against the median of its model's group "
         f"(below it by more than {sel['tolerance_pct']:g}%: an outlier) and the reference figures "
         f"of its model ({os.path.basename(sel['references']) or 'none'}).")]
+    if sel.get("rows_too_short"):
+        blocks.append(rp.text(
+            f"Rows set side by side: of each kind, the largest whose kernel takes "
+            f"{sel['min_row_ms']:g} ms or more; {rp.count(len(sel['rows_too_short']), 'kind')} "
+            f"left out, each shorter (its launch and clocks more than its GPU): "
+            + ", ".join(sel["rows_too_short"][:8]) + ("…" if len(sel["rows_too_short"]) > 8 else "")
+            + "."))
     outliers = [m for m in f["gpus"] + f["nodes"] if m["outlier"]]
     if outliers:
         blocks.append(rp.warning(f"{rp.count(len(outliers), 'outlier')}:"))

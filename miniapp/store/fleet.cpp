@@ -2,6 +2,9 @@
 // against its group's median and the reference figures for its model, the
 // outliers flagged with why.
 #include "store/store.hpp"
+#include "store/verdict.hpp"
+
+#include "platform/space_names.hpp"
 
 #include <fmt/format.h>
 
@@ -17,6 +20,10 @@ namespace portalab::store {
 namespace {
 
 constexpr int exit_bad_input = 2;
+// The fleet's default rows: of each kind the largest n whose kernel takes
+// this long at least (the median over the GPUs): some twenty launches, so
+// that a launch's and the timer's jitter stay small beside it.
+constexpr double min_row_ms = 0.2;
 
 struct Reference {
   double value = 0;
@@ -84,38 +91,89 @@ double median(std::vector<double> xs) {
 // Lower is better for latencies; rates otherwise.
 bool lower_is_better(const std::string& unit) { return unit == "us" || unit == "ms"; }
 
-bool is_host_space(const std::string& space) {
-  return space == "Serial" || space == "OpenMP" || space == "Threads" || space == "HPX";
-}
+// One figure of a GPU or node: a calibrated limit or a chosen row's rate,
+// with what its own measurement says of its noise.
+struct Figure {
+  double value = 0;
+  std::string unit;
+  // A row: the rates of its fastest and slowest repetitions, and the
+  // relative standard error of its median.
+  std::optional<double> best, worst;
+  double se = 0;
+  std::optional<double> unsteady;  // a limit: slowest / fastest, where calibration said unsteady
+  std::optional<double> ms;        // a row: its median time
+};
 
 // One GPU or node, its figures and why it stands out.
 struct Member {
   std::string id, model, host;
   nlohmann::json facts = nlohmann::json::object();
-  std::map<std::string, std::pair<double, std::string>> limits;  // quantity -> (value, unit)
-  std::map<std::string, std::pair<double, std::string>> rows;    // row label -> (value, unit)
+  std::map<std::string, Figure> limits;  // quantity -> figure
+  std::map<std::string, Figure> rows;    // row label -> figure
   int throttled = 0, clocked_rows = 0;
   std::optional<double> sm_mhz;
   std::vector<std::string> reasons;
 };
 
+// A figure's own noise, relative (a log deviation): a row's standard error
+// of its median, an unsteady limit's half range.
+double own_noise(const Figure& f) {
+  return f.unsteady ? std::max(f.se, std::log(*f.unsteady) / 2) : f.se;
+}
+
 // Each member's figures against the median of its group (same model) and
-// the model's reference figures; flags the outliers.
+// the model's reference figures; flags the outliers. A figure is flagged
+// only when its shortfall exceeds the tolerance AND the noise: `sigmas`
+// times its own noise and the spread of its group's figures combined, and
+// (a row) even its fastest repetition is slower than its peers' slowest.
 nlohmann::json judge(std::vector<Member>& members, const References& refs, double tol) {
   std::map<std::string, std::vector<Member*>> groups;
   for (auto& m : members) groups[m.model].push_back(&m);
   nlohmann::json out = nlohmann::json::array();
   for (auto& [model, group] : groups) {
-    auto medians = [&](auto field) {
-      std::map<std::string, std::vector<double>> values;
-      for (const Member* m : group)
-        for (const auto& [q, v] : m->*field) values[q].push_back(v.first);
-      std::map<std::string, double> med;
-      for (auto& [q, vs] : values) med[q] = median(vs);
-      return med;
+    // Per quantity: the group's median, and the spread of the group's
+    // figures about it (robust: an outlier does not widen it; none below
+    // three members, whose median is one of two).
+    struct Spread {
+      double middle = 0, sigma = 0;  // the group's median, and the spread about it
+      std::vector<std::pair<const Member*, double>> worst;  // rows: each member's slowest repetition
+      bool ranges = true;                                     // every member's row has its range
+      // The median of the other members' slowest repetitions.
+      std::optional<double> peers_worst(const Member* self) const {
+        std::vector<double> others;
+        for (const auto& [m, w] : worst)
+          if (m != self) others.push_back(w);
+        if (!ranges || others.empty()) return std::nullopt;
+        return median(others);
+      }
     };
-    const auto limit_median = medians(&Member::limits);
-    const auto row_median = medians(&Member::rows);
+    auto spreads = [&](auto field) {
+      std::map<std::string, std::vector<std::pair<const Member*, const Figure*>>> figures;
+      for (const Member* m : group)
+        for (const auto& [q, f] : m->*field) figures[q].emplace_back(m, &f);
+      std::map<std::string, Spread> out;
+      for (const auto& [q, fs] : figures) {
+        std::vector<double> values, logs;
+        Spread s;
+        for (const auto& [m, f] : fs) {
+          values.push_back(f->value);
+          if (f->worst)
+            s.worst.emplace_back(m, *f->worst);
+          else
+            s.ranges = false;
+        }
+        s.middle = median(values);
+        if (fs.size() >= 3 && s.middle > 0) {
+          for (const double v : values)
+            if (v > 0) logs.push_back(std::log(v / s.middle));
+          if (logs.size() >= 3) s.sigma = robust_sigma(logs);
+        }
+        out[q] = std::move(s);
+      }
+      return out;
+    };
+    const auto limit_spread = spreads(&Member::limits);
+    const auto row_spread = spreads(&Member::rows);
     const auto ref = refs.find(model);
     // Peers' PCIe links and clocks.
     std::vector<double> widths, gens, app_clocks, sm;
@@ -128,44 +186,65 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
     for (Member* m : group) {
       nlohmann::json j{{"id", m->id}, {"model", m->model}, {"host", m->host}, {"facts", m->facts},
                        {"group_size", group.size()}};
-      auto figures = [&](const auto& mine, const std::map<std::string, double>& med, const char* what,
-                         bool with_reference) {
+      auto figures = [&](const std::map<std::string, Figure>& mine, const std::map<std::string, Spread>& spread,
+                         const char* what, bool with_reference) {
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& [q, v] : mine) {
-          const auto& [value, unit] = v;
+        for (const auto& [q, fig] : mine) {
+          const double value = fig.value;
+          const std::string& unit = fig.unit;
           nlohmann::json f{{"quantity", q}, {"unit", unit}, {"value", value}};
-          const double mid = med.at(q);
+          if (fig.ms) f["ms"] = *fig.ms;
+          if (fig.unsteady) f["unsteady"] = *fig.unsteady;
+          const Spread& sp = spread.at(q);
           const bool lower = lower_is_better(unit);
-          if (mid > 0) {
-            f["median"] = mid;
-            f["vs_median"] = value / mid;
-            const double shortfall = lower ? value / mid - 1 : 1 - value / mid;
-            if (group.size() > 1 && shortfall > (lower ? 5 * tol : tol))
-              m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the median of {} {} ({:.4g} against {:.4g} {})",
-                                               what, q, 100 * std::abs(value / mid - 1),
-                                               lower ? "above" : "below", group.size(), model,
-                                               value, mid, unit));
-          }
-          if (with_reference && ref != refs.end()) {
-            if (const auto r = ref->second.find(q); r != ref->second.end() && r->second.value > 0) {
-              f["reference"] = r->second.value;
-              f["vs_reference"] = value / r->second.value;
-              f["reference_source"] = r->second.source;
-              f["reference_date"] = r->second.date;
-              const double shortfall = lower ? value / r->second.value - 1 : 1 - value / r->second.value;
-              if (shortfall > (lower ? 5 : 2) * tol)
-                m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the reference for {} ({:.4g} against {:.4g} {})",
-                                                 what, q, 100 * std::abs(value / r->second.value - 1),
-                                                 lower ? "above" : "below", model, value,
-                                                 r->second.value, unit));
+          const double limit = lower ? 5 * tol : tol;
+          std::vector<std::string> flags;
+          if (sp.middle > 0 && value > 0) {
+            const double noise =
+                std::max(default_min_noise, std::sqrt(sp.sigma * sp.sigma + own_noise(fig) * own_noise(fig)));
+            f["median"] = sp.middle;
+            f["vs_median"] = value / sp.middle;
+            f["noise"] = noise;
+            const double shortfall = lower ? value / sp.middle - 1 : 1 - value / sp.middle;
+            // A rate's best repetition still below its peers' slowest (a
+            // latency's, above): the repetitions do not overlap.
+            const auto peers_worst = sp.peers_worst(m);
+            const bool apart = !fig.best || !peers_worst ||
+                               (lower ? *fig.best > *peers_worst : *fig.best < *peers_worst);
+            if (group.size() > 1 && shortfall > limit && apart &&
+                std::abs(std::log(value / sp.middle)) > default_sigmas * noise) {
+              flags.push_back("median");
+              m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the median of {} {} ({:.4g} against {:.4g} {}, "
+                                               "noise {:.1f}%)",
+                                               what, q, 100 * std::abs(value / sp.middle - 1),
+                                               lower ? "above" : "below", group.size(), model, value,
+                                               sp.middle, unit, 100 * noise));
             }
           }
+          if (with_reference && ref != refs.end() && value > 0) {
+            if (const auto r = ref->second.find(q); r != ref->second.end() && r->second.value > 0) {
+              const double reference = r->second.value;
+              f["reference"] = reference;
+              f["vs_reference"] = value / reference;
+              f["reference_source"] = r->second.source;
+              f["reference_date"] = r->second.date;
+              const double shortfall = lower ? value / reference - 1 : 1 - value / reference;
+              const double noise = std::max(default_min_noise, own_noise(fig));
+              if (shortfall > (lower ? 5 : 2) * tol && std::abs(std::log(value / reference)) > default_sigmas * noise) {
+                flags.push_back("reference");
+                m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the reference for {} ({:.4g} against {:.4g} {})",
+                                                 what, q, 100 * std::abs(value / reference - 1),
+                                                 lower ? "above" : "below", model, value, reference, unit));
+              }
+            }
+          }
+          f["flagged"] = flags;
           list.push_back(std::move(f));
         }
         return list;
       };
-      j["limits"] = figures(m->limits, limit_median, "limit", true);
-      j["rows"] = figures(m->rows, row_median, "row", false);
+      j["limits"] = figures(m->limits, limit_spread, "limit", true);
+      j["rows"] = figures(m->rows, row_spread, "row", false);
       if (m->facts.contains("pcie_width") && !widths.empty()) {
         const double w = m->facts["pcie_width"].get<double>();
         const double best = *std::max_element(widths.begin(), widths.end());
@@ -285,27 +364,34 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   }
   // Their calibrated limits, the latest of each.
   auto gpu_limits = db.prepare(
-      "SELECT l.gpu_uuid, l.space, l.quantity, l.value, l.unit FROM limits l JOIN runs ru ON ru.id = l.run "
-      "WHERE l.gpu_uuid IS NOT NULL AND l.run IN (" + selected + ") ORDER BY ru.started_unix");
+      "SELECT l.gpu_uuid, l.space, l.quantity, l.value, l.unit, l.unsteady_ratio FROM limits l "
+      "JOIN runs ru ON ru.id = l.run WHERE l.gpu_uuid IS NOT NULL AND l.run IN (" + selected + ") "
+      "ORDER BY ru.started_unix");
   bind_selection(gpu_limits);
   while (gpu_limits.step())
-    if (auto it = gpus.find(gpu_limits.text(0)); it != gpus.end())
-      it->second.limits[gpu_limits.text(2)] = {gpu_limits.real(3), gpu_limits.text(4)};
-  // Their rows: those of runs on one rank, whose GPU is that rank's.
+    if (auto it = gpus.find(gpu_limits.text(0)); it != gpus.end()) {
+      Figure f;
+      f.value = gpu_limits.real(3);
+      f.unit = gpu_limits.text(4);
+      f.unsteady = gpu_limits.maybe_real(5);
+      it->second.limits[gpu_limits.text(2)] = f;
+    }
+  // Their rows: those of runs on one rank, whose key names one GPU. Rates
+  // are of the kernel phase's median, and so its repetitions' range.
   auto gpu_result_rows = db.prepare(
-      "SELECT g.uuid, s.experiment, s.variant, s.dtype, s.n, s.space, s.copies, r.gbps, r.gflops, "
-      "r.check_result, e.throttled, e.sm_clock_mhz FROM rows r JOIN series s ON s.id = r.series "
-      "JOIN runs ru ON ru.id = r.run JOIN gpus g ON g.run = r.run AND g.rank = 0 "
-      "LEFT JOIN energy e ON e.row = r.id "
-      "WHERE ru.ranks = 1 AND r.run IN (" + selected + ") ORDER BY r.started_unix");
+      "SELECT s.gpu, s.experiment, s.variant, s.dtype, s.n, s.space, s.copies, r.gbps, r.gflops, "
+      "r.check_result, e.throttled, e.sm_clock_mhz, r.kernel_ms, r.kernel_min_ms, r.kernel_max_ms, "
+      "r.kernel_std_ms, r.reps FROM rows r JOIN series s ON s.id = r.series "
+      "JOIN runs ru ON ru.id = r.run LEFT JOIN energy e ON e.row = r.id "
+      "WHERE ru.ranks = 1 AND s.gpu != '' AND r.run IN (" + selected + ") ORDER BY r.started_unix");
   bind_selection(gpu_result_rows);
-  // label -> uuid -> (value, unit); the largest n of each experiment/variant by default.
-  std::map<std::string, std::map<std::string, std::pair<double, std::string>>> row_values;
-  std::map<std::string, std::pair<std::int64_t, std::string>> largest;  // exp/variant/dtype -> (n, label)
+  // label -> uuid -> figure; by default, of each experiment's variant, type,
+  // space and copies, the largest n long enough to compare GPUs by.
+  std::map<std::string, std::map<std::string, Figure>> row_values;
+  std::map<std::string, std::set<std::pair<std::int64_t, std::string>>> sizes;  // kind -> (n, label)
   std::map<std::string, std::vector<double>> clocks;
   while (gpu_result_rows.step()) {
     const std::string uuid = gpu_result_rows.text(0), space = gpu_result_rows.text(5);
-    if (is_host_space(space)) continue;
     auto it = gpus.find(uuid);
     if (it == gpus.end()) continue;
     Member& m = it->second;
@@ -322,16 +408,43 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     if (!(gbps > 0) && !(gflops > 0)) continue;
     const std::string label = fmt::format("{} {} {} n={} {} {}", experiment, variant, dtype, n, space,
                                           gpu_result_rows.text(6));
-    row_values[label][uuid] = gbps > 0 ? std::make_pair(gbps, std::string("GB/s"))
-                                       : std::make_pair(gflops, std::string("GFLOP/s"));
-    auto& big = largest[experiment + "/" + variant + "/" + dtype + "/" + space + "/" + gpu_result_rows.text(6)];
-    if (n >= big.first) big = {n, label};
+    Figure f;
+    f.value = gbps > 0 ? gbps : gflops;
+    f.unit = gbps > 0 ? "GB/s" : "GFLOP/s";
+    const auto ms = gpu_result_rows.maybe_real(12), min_ms = gpu_result_rows.maybe_real(13),
+               max_ms = gpu_result_rows.maybe_real(14), std_ms = gpu_result_rows.maybe_real(15),
+               reps = gpu_result_rows.maybe_real(16);
+    if (ms && *ms > 0) {
+      f.ms = ms;
+      if (min_ms && max_ms && *min_ms > 0 && *max_ms > 0) {
+        f.best = f.value * *ms / *min_ms;
+        f.worst = f.value * *ms / *max_ms;
+      }
+      if (std_ms && reps && *reps > 0) f.se = 1.2533 * *std_ms / *ms / std::sqrt(*reps);
+    }
+    row_values[label][uuid] = f;
+    sizes[experiment + "/" + variant + "/" + dtype + "/" + space + "/" + gpu_result_rows.text(6)].insert({n, label});
   }
   std::set<std::string> chosen;
+  std::vector<std::string> too_short;
   if (!o.rows.empty()) {
     for (const auto& [label, by_gpu] : row_values) chosen.insert(label);
   } else {
-    for (const auto& [k, v] : largest) chosen.insert(v.second);
+    // A row of a few microseconds is its launch and its clocks' ramp more
+    // than its GPU's speed: GPUs differ by the moment's noise there.
+    for (const auto& [kind, by_n] : sizes) {
+      const std::string* pick = nullptr;
+      for (auto n = by_n.rbegin(); n != by_n.rend() && !pick; ++n) {
+        std::vector<double> times;
+        for (const auto& [uuid, f] : row_values[n->second])
+          if (f.ms) times.push_back(*f.ms);
+        if (!times.empty() && median(times) >= min_row_ms) pick = &n->second;
+      }
+      if (pick)
+        chosen.insert(*pick);
+      else
+        too_short.push_back(by_n.rbegin()->second);
+    }
   }
   for (const auto& label : chosen)
     for (const auto& [uuid, value] : row_values[label]) gpus[uuid].rows[label] = value;
@@ -340,7 +453,7 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   // Nodes: their host spaces' limits, the latest of each.
   std::map<std::string, Member> nodes;
   auto node_limits = db.prepare(
-      "SELECT ru.machine, ru.cpu_model, l.space, l.quantity, l.value, l.unit FROM limits l "
+      "SELECT ru.machine, ru.cpu_model, l.space, l.quantity, l.value, l.unit, l.unsteady_ratio FROM limits l "
       "JOIN runs ru ON ru.id = l.run WHERE l.host_space = 1 AND l.run IN (" + selected + ") "
       "ORDER BY ru.started_unix");
   bind_selection(node_limits);
@@ -348,13 +461,22 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     Member& m = nodes[node_limits.text(0)];
     m.id = m.host = node_limits.text(0);
     m.model = node_limits.text(1);
-    m.limits[node_limits.text(2) + " " + node_limits.text(3)] = {node_limits.real(4), node_limits.text(5)};
+    Figure f;
+    f.value = node_limits.real(4);
+    f.unit = node_limits.text(5);
+    f.unsteady = node_limits.maybe_real(6);
+    m.limits[node_limits.text(2) + " " + node_limits.text(3)] = f;
   }
 
   std::vector<Member> gpu_list, node_list;
   for (auto& [k, m] : gpus) gpu_list.push_back(std::move(m));
   for (auto& [k, m] : nodes) node_list.push_back(std::move(m));
-  nlohmann::json selection{{"runs", runs}, {"references", o.references}, {"tolerance_pct", o.tolerance_pct}};
+  nlohmann::json selection{{"runs", runs},
+                           {"references", o.references},
+                           {"tolerance_pct", o.tolerance_pct},
+                           {"sigmas", default_sigmas},
+                           {"min_row_ms", min_row_ms},
+                           {"rows_too_short", too_short}};
   if (by_job) {
     selection["job"] = job;
   } else {

@@ -592,6 +592,83 @@ class FleetTest(StoreCase):
         self.assertIn("OUTLIER", p.stdout)
         self.assertIn("GPU-n1-2 on n1", p.stdout)
 
+    def gpu_runs(self, job, gpus, day=3):
+        """One run per GPU of job: gpus, {uuid: (host, rows, limits)}."""
+        for k, (uuid, (host, rows, limits)) in enumerate(sorted(gpus.items())):
+            doc = ss.run(rows, host=host, job=job, started=ss.day(day, 10 + k),
+                         gpu={"uuid": uuid, "name": "NVIDIA H100 80GB HBM3"},
+                         limits=[limits, ss.host_limits()], tag=f"{job}{uuid}")
+            ss.write(doc, os.path.join(self.tmp, job, uuid))
+        self.imported(os.path.join(self.tmp, job))
+        p = portalab("db", "fleet", "--db", self.db, "--job", job, "--json")
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        return p.returncode, {g["id"]: g for g in json.loads(p.stdout)["gpus"]}, json.loads(p.stdout)
+
+    def test_planted_noise_is_no_outlier(self):
+        """Eight GPUs whose large row scatters by up to 20% run to run, its
+        repetitions by 15%, and whose microsecond row is six times slower
+        on one GPU: no outlier. The chosen rows are the large ones."""
+        scatter = [1.00, 1.10, 0.92, 1.06, 0.95, 1.12, 0.90, 1.20]
+        gpus = {}
+        for k, f in enumerate(scatter):
+            rows = [ss.row(n=2 * 10**8, ms=1.08 * f, spread=0.15),
+                    ss.row(experiment="concurrent_small", variant="instances_4", n=1024,
+                           ms=0.12 if k == 3 else 0.02, spread=0.05),
+                    ss.row(experiment="concurrent_small", variant="instances_4", n=512, ms=0.01)]
+            limits = ss.gpu_limits(triad=2990.0 * (1 + 0.004 * (k % 3)))
+            if k == 5:  # a launch latency the calibration found unsteady, and far off
+                limits["launch_us"] = 30.0
+                limits["unsteady"] = [{"limit": "launch_us", "unit": "us", "fastest": 12.0,
+                                       "slowest": 60.0, "repetitions": 9}]
+            gpus[f"GPU-{k}"] = (f"n{k // 4}", rows, limits)
+        rc, got, f = self.gpu_runs("801", gpus)
+        self.assertEqual({k: g["reasons"] for k, g in got.items() if g["outlier"]}, {})
+        self.assertEqual(rc, 0)
+        self.assertEqual(f["selection"]["rows_too_short"],
+                         ["concurrent_small instances_4 float64 n=1024 Cuda none"])
+        self.assertEqual({x["quantity"] for g in got.values() for x in g["rows"]},
+                         {"stream_copy deep_copy float64 n=200000000 Cuda none"})
+        launch = next(x for x in got["GPU-5"]["limits"] if x["quantity"] == "launch_us")
+        self.assertEqual(launch["unsteady"], 5.0)
+        self.assertEqual(launch["flagged"], [])
+        p = portalab("db", "fleet", "--db", self.db, "--job", "801")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("OUTLIER", p.stdout)
+        self.assertIn("unsteady (x5.0)", p.stdout)
+        self.assertIn("1 kind left out, each kernel under 0.2 ms", p.stdout)
+
+    def test_two_gpus_of_a_node(self):
+        """A node of two GPUs, its group: small rows far apart and large
+        ones within their repetitions are no outlier; a large row 40%
+        slower with tight repetitions is, by name."""
+        def node(job, slow):
+            gpus = {}
+            for uuid in ("GPU-a", "GPU-b"):
+                b = uuid == "GPU-b"
+                rows = [ss.row(experiment="gemm", variant="vendor", n=8192, gbps=0.0,
+                               ms=20.0 * (1.4 if b and slow else 1.02 if b else 1.0), spread=0.01),
+                        ss.row(experiment="concurrent_small", n=1024, ms=0.12 if b else 0.02),
+                        ss.row(experiment="dot", n=10**5, ms=0.03 if b else 0.02, spread=0.6)]
+                for r in rows:
+                    r["gflops"] = 2 * 8192**3 / (r["kernel_ms"] * 1e6) if r["experiment"] == "gemm" else 0.0
+                gpus[uuid] = ("n1", rows, ss.gpu_limits(triad=3030.0 if b else 3035.0))
+            return self.gpu_runs(job, gpus)
+
+        rc, got, _ = node("811", slow=False)
+        self.assertEqual((rc, [k for k, g in got.items() if g["outlier"]]), (0, []))
+        self.assertEqual([x["quantity"] for x in got["GPU-b"]["rows"]],
+                         ["gemm vendor float64 n=8192 Cuda none"])
+        # Asked for by name, a noisy small row is judged by its repetitions.
+        p = portalab("db", "fleet", "--db", self.db, "--job", "811", "--row", "dot", "--json")
+        self.assertEqual(p.returncode, 0, p.stdout)
+        rc, got, _ = node("812", slow=True)
+        self.assertEqual(rc, 1)
+        self.assertEqual([k for k, g in got.items() if g["outlier"]], ["GPU-b"])
+        self.assertRegex(" | ".join(got["GPU-b"]["reasons"]),
+                         r"row gemm vendor float64 n=8192 Cuda none 1\d% below the median of 2")
+        gemm = got["GPU-b"]["rows"][0]
+        self.assertEqual(gemm["flagged"], ["median"])
+
     def test_one_run_on_four_ranks(self):
         """mpirun -np 4: each rank's GPU with its own limits; rows (the
         slowest rank's) are no one GPU's."""
