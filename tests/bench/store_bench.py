@@ -3,7 +3,7 @@
 of ROWS rows (default 10,000 of 100: 50 jobs, each 50 nodes of 4 GPUs),
 imported with `portalab db import`, then `db history` and `db fleet` timed.
 
-    tests/bench/store_bench.py --portalab build/host/portalab [--runs 10000] [--rows 100] [--dir D]
+    tests/bench/store_bench.py --portalab build/host/portalab [--runs 10000] [--rows 100] [--dir D [--reuse]]
 
 Prints the import rate and each query's time (the best of three); the
 numbers go in docs/results-store.md with the machine they ran on."""
@@ -54,12 +54,18 @@ def main():
     ap.add_argument("--runs", type=int, default=10000)
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--dir", help="where the runs and the store go (default: a temporary folder)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="the runs generated before in --dir, if there (the store is made anew)")
     args = ap.parse_args()
     top = args.dir or tempfile.mkdtemp(prefix="portalab_store_bench_")
     runs_dir, db = os.path.join(top, "runs"), os.path.join(top, "store.sqlite")
-    t = time.perf_counter()
-    generate(runs_dir, args.runs, args.rows)
-    print(f"generated {args.runs} runs of {args.rows} rows in {time.perf_counter() - t:.1f} s")
+    if not (args.reuse and os.path.isdir(runs_dir)):
+        t = time.perf_counter()
+        generate(runs_dir, args.runs, args.rows)
+        print(f"generated {args.runs} runs of {args.rows} rows in {time.perf_counter() - t:.1f} s")
+    for stale in (db, db + "-journal"):
+        if os.path.exists(stale):
+            os.remove(stale)
     t = time.perf_counter()
     p = subprocess.run([args.portalab, "db", "import", "--db", db, "--quiet", runs_dir],
                        capture_output=True, text=True)
