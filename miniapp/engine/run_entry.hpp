@@ -50,10 +50,6 @@ class CaseSlot {
 // repetitions (each fenced), the check. Throws Interrupted at a safe point.
 Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
 
-// r's limit and pct_of_limit again, from the limit of its kind (r.limit.bound)
-// in cal, as it now is (after a recheck_bandwidth). Rows that did not run are left.
-void hold_to_limits(Result& r, const Calibration& cal);
-
 // run_deck's, with several ranks: each gate passed is progress.
 extern Watchdog* watchdog;
 

@@ -1,6 +1,9 @@
 #include "engine/runner.hpp"
 
+#include "engine/dry_run.hpp"
 #include "experiment/experiment.hpp"
+#include "limits/calibrate.hpp"
+#include "limits/compare.hpp"
 #include "platform/console.hpp"
 #include "platform/interrupt.hpp"
 #include "ranks/comm.hpp"
@@ -9,18 +12,107 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace portalab {
 
+namespace {
+
+// Each entry's estimate, for the progress lines' time left (dry_run.hpp);
+// without limits, nothing (they count entries); without progress, none.
+std::vector<double> estimated_ms(std::span<const Entry> entries, const RunOptions& options) {
+  std::vector<double> estimated_ms;
+  if (options.progress && options.limits)
+    for (const auto& e : plan_entries(entries, {options.limits, /*ask_spaces=*/true}))
+      estimated_ms.push_back(e.estimated_ms());
+  else if (options.progress)
+    estimated_ms.assign(entries.size(), 0.0);
+  return estimated_ms;
+}
+
+// A row on k > 1 ranks against the same entry on one rank (expand puts it
+// first): how much faster the group's work went, and that over k.
+void relate_to_one_rank(Result& r, const std::vector<Result>& rows,
+                        std::map<std::string, std::size_t>& one_rank) {
+  if (r.status != Status::pass) return;
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space, r.dtype, r.n,
+                  to_string(r.copies), to_string(r.parameters));
+  if (r.ranks == 1) {
+    one_rank[key] = rows.size();
+    return;
+  }
+  const auto it = one_rank.find(key);
+  if (it == one_rank.end()) return;
+  const Result& one = rows[it->second];
+  const double work_k = r.bytes > 0 ? r.bytes : r.flops;
+  const double work_1 = one.bytes > 0 ? one.bytes : one.flops;
+  if (work_k <= 0 || work_1 <= 0 || r.kernel.median <= 0 || one.kernel.median <= 0) return;
+  const double speedup = (work_k / r.kernel.median) / (work_1 / one.kernel.median);
+  r.set_metric("speedup_over_1_rank", speedup);
+  r.set_metric("parallel_efficiency", speedup / r.ranks);
+}
+
+// The rows from `first` on are one case, all measured (one rank): where a
+// row beyond the cache ran above its space's memory or read limit, frees
+// the case (`free_case`), re-measures that space's bandwidths into
+// options.limits (recheck_bandwidth) and holds every row of the space to
+// the limits as they now are. A failed re-measurement is said and recorded;
+// the limits stay.
+void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
+                    const std::function<void()>& free_case) {
+  Calibration* cal = options.limits;
+  if (cal == nullptr || !options.recheck_limits) return;
+  const std::vector<Result>& rows = sink.results();
+  // The row furthest above its limit, by space.
+  std::map<std::string, std::size_t> worst;
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const Result& r = rows[i];
+    const SpaceLimits* lim = cal->find(r.space);
+    if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
+        (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) ||
+        r.pct_of_limit <= 1.0 || !lim->beyond_cache(r.bytes))
+      continue;
+    const auto [it, added] = worst.try_emplace(r.space, i);
+    if (!added && r.pct_of_limit > rows[it->second].pct_of_limit) it->second = i;
+  }
+  if (worst.empty()) return;
+  free_case();  // its arrays' memory, for the calibration's
+  for (const auto& [space, i] : worst) {
+    const Result& r = rows[i];
+    const std::string after = fmt::format("{} {} {} n={}", r.experiment, r.variant, r.dtype, r.n);
+    nlohmann::json record = {{"space", space}, {"after", after}, {"row_pct_of_limit", r.pct_of_limit}};
+    std::string said;
+    try {
+      const Recheck& done =
+          recheck_bandwidth(*cal, space, after, r.pct_of_limit, std::string(r.limit.kind()));
+      record.update(to_json(done));
+      said = format_recheck(*cal->find(space), done);
+    } catch (const std::exception& e) {
+      record["error"] = e.what();
+      said = fmt::format("{} limits not re-measured after {} ran at {:.0f}% of them: {}", space,
+                         after, 100 * r.pct_of_limit, e.what());
+    }
+    sink.limits_rechecked(std::move(record), said);
+  }
+  for (auto& r : sink.rows_from(0))
+    if (worst.count(r.space)) hold_to_limits(r, *cal);
+  sink.changed(0);
+}
+
+}  // namespace
+
 RunSummary run_deck(const Deck& deck, const RunOptions& options,
                     const nlohmann::json& provenance) {
   const Registry& registry = options.registry ? *options.registry : global_registry();
   const Comm& all = options.world ? *options.world : world();
   const std::vector<Entry> entries = expand(deck, registry, all.size());
-  Sink sink(options, provenance, entries);
+  Sink sink(options, provenance, entries.size(), estimated_ms(entries, options));
+  std::map<std::string, std::size_t> one_rank;  // one-rank rows by what they ran
   std::optional<Watchdog> dog;
   if (all.size() > 1 && options.watchdog_s > 0)
     dog.emplace(options.watchdog_s, [rank = all.rank()](const std::string& where, double s) {
@@ -49,12 +141,18 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
       const Entry& e = entries[i];
       current = e.describe();
       if (watchdog) watchdog->at(current);
-      sink.record(run_entry(e, slot, options));
+      Result r = run_entry(e, slot, options);
+      relate_to_one_rank(r, sink.results(), one_rank);
+      sink.record(std::move(r));
       const bool last = i + 1 == entries.size();
       if (last || entries[i + 1].case_id != e.case_id) {
         // Several ranks would have to re-measure together: one rank only.
-        if (all.size() == 1) sink.recheck_limits(case_first_row, [&] { slot.release(); });
-        sink.case_done(*e.experiment, case_first_row);
+        if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
+        // The figures relating the case's variants (ExperimentInfo::relate).
+        if (e.experiment->relate && case_first_row < sink.rows()) {
+          e.experiment->relate(sink.rows_from(case_first_row));
+          sink.changed(case_first_row);
+        }
         case_first_row = sink.rows();
       }
       if (last || entries[i + 1].experiment != e.experiment) sink.experiment_done(e.experiment->name);

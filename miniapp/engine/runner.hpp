@@ -1,13 +1,15 @@
-// Runs a validated deck in three stages, a file each:
+// The loop of a run (the Session's, engine/session.hpp): a validated deck in
+// three stages, a file each:
 //   expand     the deck into entries, one per result row, in run order
 //              (engine/expand.hpp)
 //   run_entry  one entry into a Result: set up (or reuse) its case, time its
-//              phases (cold call, warm-ups, fenced repetitions), check it
-//              (engine/run_entry.hpp)
-//   Sink       everything done with the results: progress, speedups, figures
-//              relating a case's variants, tables and the result files
-//              (engine/sink.hpp)
-// A distributed run adds its ranks' results up in the sink's place.
+//              phases (cold call, warm-ups, fenced repetitions), check it; with
+//              several ranks, their parts combined (engine/run_entry.hpp)
+//   Sink       the rows written: progress, speedups, tables and the result
+//              files (engine/sink.hpp)
+// Between them the loop relates the rows (a row on several ranks to the same
+// on one, a case's variants to each other) and, on one rank, re-measures a
+// space's limits that a row outran.
 #pragma once
 
 #include "deck/deck.hpp"

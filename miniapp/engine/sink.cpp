@@ -1,7 +1,5 @@
 #include "engine/sink.hpp"
 
-#include "experiment/experiment.hpp"
-#include "limits/calibrate.hpp"
 #include "engine/dry_run.hpp"
 #include "platform/interrupt.hpp"
 #include "results/analysis.hpp"
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <span>
@@ -41,20 +40,17 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
   return j;
 }
 
-Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::span<const Entry> entries)
-    : m_options(options), m_provenance(std::move(provenance)), m_entries(entries.size()) {
+Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries,
+           std::vector<double> estimated_ms)
+    : m_options(options),
+      m_provenance(std::move(provenance)),
+      m_entries(entries),
+      m_estimated_ms(std::move(estimated_ms)) {
   // Made before anything is measured: a folder that cannot be written (or
   // that another run writes into) stops the run here, with OutputError.
   if (m_options.out_dir) m_files.emplace(*m_options.out_dir, m_provenance);
   if (m_files && !m_files->moved_aside().empty() && m_options.progress)
     fmt::print(*m_options.progress, "{}\n", m_files->moved_aside());
-  // The progress lines' time left comes from the entries' estimates; without
-  // limits, from the entries' count.
-  if (m_options.progress && m_options.limits)
-    for (const auto& e : plan_entries(entries, {m_options.limits, /*ask_spaces=*/true}))
-      m_estimated_ms.push_back(e.estimated_ms());
-  else if (m_options.progress)
-    m_estimated_ms.assign(entries.size(), 0.0);
   m_started = std::chrono::steady_clock::now();
 }
 
@@ -88,78 +84,20 @@ void Sink::record(Result r) {
     fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment,
                r.variant, r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status),
                r.shown);
-  relate_to_one_rank(r);
   m_summary.results.push_back(std::move(r));
   // Written after every entry: a job killed later keeps what it measured.
   write_files(m_speedups.add(m_summary.results, i), false);
 }
 
-// A row on k > 1 ranks against the same entry on one rank (expand puts it
-// first): how much faster the group's work went, and that over k.
-void Sink::relate_to_one_rank(Result& r) {
-  if (r.status != Status::pass) return;
-  const std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space, r.dtype, r.n,
-                  to_string(r.copies), to_string(r.parameters));
-  if (r.ranks == 1) {
-    m_one_rank[key] = m_summary.results.size();
-    return;
-  }
-  const auto it = m_one_rank.find(key);
-  if (it == m_one_rank.end()) return;
-  const Result& one = m_summary.results[it->second];
-  const double work_k = r.bytes > 0 ? r.bytes : r.flops;
-  const double work_1 = one.bytes > 0 ? one.bytes : one.flops;
-  if (work_k <= 0 || work_1 <= 0 || r.kernel.median <= 0 || one.kernel.median <= 0) return;
-  const double speedup = (work_k / r.kernel.median) / (work_1 / one.kernel.median);
-  r.set_metric("speedup_over_1_rank", speedup);
-  r.set_metric("parallel_efficiency", speedup / r.ranks);
+std::span<Result> Sink::rows_from(std::size_t first) {
+  return std::span<Result>(m_summary.results).subspan(std::min(first, m_summary.results.size()));
 }
 
-void Sink::case_done(const ExperimentInfo& experiment, std::size_t first) {
-  if (!experiment.relate || first >= m_summary.results.size()) return;
-  experiment.relate(std::span<Result>(m_summary.results).subspan(first));
-  write_files(first, false);
-}
+void Sink::changed(std::size_t first) { write_files(first, false); }
 
-void Sink::recheck_limits(std::size_t first, const std::function<void()>& free_case) {
-  Calibration* cal = m_options.limits;
-  if (cal == nullptr || !m_options.recheck_limits) return;
-  // The row furthest above its limit, by space.
-  std::map<std::string, std::size_t> worst;
-  for (std::size_t i = first; i < m_summary.results.size(); ++i) {
-    const Result& r = m_summary.results[i];
-    const SpaceLimits* lim = cal->find(r.space);
-    if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
-        (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) ||
-        r.pct_of_limit <= 1.0 || !lim->beyond_cache(r.bytes))
-      continue;
-    const auto [it, added] = worst.try_emplace(r.space, i);
-    if (!added && r.pct_of_limit > m_summary.results[it->second].pct_of_limit) it->second = i;
-  }
-  if (worst.empty()) return;
-  free_case();  // its arrays' memory, for the calibration's
-  for (const auto& [space, i] : worst) {
-    const Result& r = m_summary.results[i];
-    const std::string after = fmt::format("{} {} {} n={}", r.experiment, r.variant, r.dtype, r.n);
-    nlohmann::json record = {{"space", space}, {"after", after}, {"row_pct_of_limit", r.pct_of_limit}};
-    std::string said;
-    try {
-      const Recheck& done =
-          recheck_bandwidth(*cal, space, after, r.pct_of_limit, std::string(r.limit.kind()));
-      record.update(to_json(done));
-      said = format_recheck(*cal->find(space), done);
-    } catch (const std::exception& e) {
-      record["error"] = e.what();
-      said = fmt::format("{} limits not re-measured after {} ran at {:.0f}% of them: {}", space,
-                         after, 100 * r.pct_of_limit, e.what());
-    }
-    m_summary.limits_rechecked.push_back(std::move(record));
-    if (m_options.progress) fmt::print(*m_options.progress, "limits: {}\n", said);
-  }
-  for (auto& r : m_summary.results)
-    if (worst.count(r.space)) hold_to_limits(r, *cal);
-  write_files(0, false);
+void Sink::limits_rechecked(nlohmann::json record, const std::string& said) {
+  m_summary.limits_rechecked.push_back(std::move(record));
+  if (m_options.progress) fmt::print(*m_options.progress, "limits: {}\n", said);
 }
 
 void Sink::experiment_done(const std::string& experiment) {

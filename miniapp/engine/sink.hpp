@@ -1,10 +1,8 @@
 // The third stage of a run (engine/runner.hpp): the rows as they are measured,
-// into progress lines, speedups, figures relating a case's variants, console
-// tables and the result files.
+// written: progress lines, speedups, console tables and the result files.
 #pragma once
 
 #include "engine/run_entry.hpp"
-#include "engine/expand.hpp"
 #include "results/result.hpp"
 #include "results/result_files.hpp"
 
@@ -12,16 +10,12 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace portalab {
-
-struct ExperimentInfo;
 
 struct RunSummary {
   std::vector<Result> results;
@@ -37,7 +31,7 @@ struct RunSummary {
   // Set when the result files could not be written: the reason. The run
   // went on; the files hold what was written before.
   std::string incomplete;
-  // The limits re-measured during the run (Sink::recheck_limits), in order:
+  // The limits re-measured during the run (engine/runner.cpp), in order:
   // each names its space and the row that prompted it.
   nlohmann::json limits_rechecked = nlohmann::json::array();
   // Counts and failures; `analysis` adds the crossover and type ratios, which
@@ -45,23 +39,25 @@ struct RunSummary {
   nlohmann::json to_json(bool analysis = true) const;
 };
 
-// Takes the rows as they are measured.
+// Writes the rows as they are measured: progress lines, console tables and
+// the result files. What relates rows or holds them to the limits is the
+// loop's (engine/runner.cpp); it amends rows here and says which changed.
 class Sink {
  public:
-  // `entries`: what the run will measure, for the progress lines' count and
-  // time left (dry_run.hpp's estimates from options.limits).
-  Sink(const RunOptions& options, nlohmann::json provenance, std::span<const Entry> entries);
+  // `entries`: how many the run will measure, for the progress lines' count;
+  // `estimated_ms`: each one's estimate (dry_run.hpp), for their time left.
+  Sink(const RunOptions& options, nlohmann::json provenance, std::size_t entries,
+       std::vector<double> estimated_ms);
   // A measured (or skipped, failed, not applicable) row.
   void record(Result r);
-  // The rows from `first` on are one case, all measured: relate its variants.
-  void case_done(const ExperimentInfo& experiment, std::size_t first);
-  // The rows from `first` on are one case, all measured (one rank): where a
-  // row beyond the cache ran above its space's memory or read limit, frees
-  // the case (`free_case`), re-measures that space's bandwidths into
-  // options.limits (recheck_bandwidth) and holds every row of the space to
-  // the limits as they now are. A failed re-measurement is said and recorded;
-  // the limits stay.
-  void recheck_limits(std::size_t first, const std::function<void()>& free_case);
+  // The rows so far, and those from `first` on for the loop to amend; then
+  // changed(first) writes them again.
+  const std::vector<Result>& results() const { return m_summary.results; }
+  std::span<Result> rows_from(std::size_t first);
+  void changed(std::size_t first);
+  // A space's limits re-measured mid-run (`record`, as results.json keeps
+  // it), and what progress says of it.
+  void limits_rechecked(nlohmann::json record, const std::string& said);
   // The experiment's rows are all in: its console table.
   void experiment_done(const std::string& experiment);
   // A signal stopped the run while `abandoned` was running.
@@ -72,7 +68,6 @@ class Sink {
  private:
   void write_files(std::size_t first_changed, bool last);
   std::string timing(std::size_t done) const;  // elapsed and time left, for progress
-  void relate_to_one_rank(Result& r);
 
   const RunOptions& m_options;
   nlohmann::json m_provenance;
@@ -83,7 +78,6 @@ class Sink {
   std::string m_last_experiment;
   std::vector<double> m_estimated_ms;  // per entry, for the time left (with progress only)
   std::chrono::steady_clock::time_point m_started;
-  std::map<std::string, std::size_t> m_one_rank;  // one-rank rows by what they ran
 };
 
 }  // namespace portalab
