@@ -18,6 +18,9 @@ prints: "memory 4105 GB/s"); and a comment block (comment lines in a row)
 that says `not measured` (a setting, a test's input, a unit's meaning:
 "every 20 ms (a setting, not measured)"). Use them for that only.
 
+A comment that names a section (`docs/performance.md, "The host's dot"`)
+must name a heading of that page: the check fails on one that is gone.
+
     no_measured_figures.py [ROOT]      exit 0 clean, 1 figures found (listed)
     no_measured_figures.py --self-test exit 0 when the check finds what it must
 """
@@ -142,6 +145,20 @@ def figures(text, kind):
             for line, c in block if FIGURE.search(QUOTED.sub("", c))]
 
 
+SECTION = re.compile(r'performance\.md,\s*(?:(?://|#)\s*)?"([^"]+)"')
+
+
+def missing_sections(text, headings):
+    """The sections of docs/performance.md a file's text names that are not headings."""
+    names = (re.sub(r"\s*\n\s*(?:(?://|#)\s*)?", " ", n) for n in SECTION.findall(text))
+    return [name for name in names if name not in headings]
+
+
+def headings_of(page):
+    return {re.sub(r"^#+\s*", "", line).strip() for line in page.splitlines()
+            if line.startswith("#")}
+
+
 def files(root):
     yield from (p for p in [root / "CMakeLists.txt"] if p.is_file())
     for folder in FOLDERS:
@@ -174,7 +191,11 @@ def self_test():
         if got != want:
             print(f"self-test: {kind} {text!r}: lines {got}, expected {want}")
             bad = 1
-    print("self-test " + ("failed" if bad else f"passed: {len(cases)} cases"))
+    named = '// figures: docs/performance.md,\n// "Several\n// GPUs"; docs/performance.md, "Gone"\n'
+    if missing_sections(named, {"Several GPUs"}) != ["Gone"]:
+        print(f"self-test: sections named in {named!r}: {missing_sections(named, {'Several GPUs'})}")
+        bad = 1
+    print("self-test " + ("failed" if bad else f"passed: {len(cases) + 1} cases"))
     return bad
 
 
@@ -182,18 +203,27 @@ def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
-    found = []
+    found, gone = [], []
+    page = root / "docs" / "performance.md"
+    headings = headings_of(page.read_text(encoding="utf-8")) if page.is_file() else None
     for path in files(root):
         text = path.read_text(encoding="utf-8", errors="replace")
         found += [f"{path.relative_to(root)}:{line}: {c}" for line, c in figures(text, kind_of(path))]
+        if headings is not None and path.name != pathlib.Path(__file__).name:
+            gone += [f"{path.relative_to(root)}: \"{name}\"" for name in missing_sections(text, headings)]
+    if gone:
+        print("sections of docs/performance.md named in comments but not headings of the page: "
+              "name the section as it is now")
+        print("\n".join(gone))
     if found:
         print("measured figures in comments: move them to docs/performance.md (by topic, with the "
               "device and date) and keep the why; a number that is a definition, not a "
               f"measurement, may stay on a line whose comment says '{EXEMPT}' "
               "(tests/no_measured_figures.py)")
         print("\n".join(found))
+    if found or gone:
         return 1
-    print(f"no measured figures in the comments under {root}")
+    print(f"no measured figures in the comments under {root}, and every section they name is there")
     return 0
 
 
