@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fails on an include that reaches up the layers of miniapp/, or out of kernels/.
+"""Fails on an include that reaches up the layers of miniapp/, or out of
+kernels/, and on state kept in kernels/.
 
 miniapp/layers.txt lists the folders of miniapp/, top first. A file in one of
 them may include from its own folder, from the folders listed below it and
@@ -7,7 +8,10 @@ from kernels/; never from a folder above. Includes name their folder
 ("results/result.hpp", miniapp/ the root), so that a reader sees the layer:
 one that names none, for a file of miniapp/, fails too, as does a file outside
 the folders. A file of kernels/ includes kernels/ alone: kernels are pure, the
-framework is built on them, not they on it. The guide's table of layers
+framework is built on them, not they on it. Nor do they keep state: a static
+(or thread_local) variable in kernels/ that is not const fails, so that no
+kernel's path depends on a setting made elsewhere (the caller passes its
+choices: kernels/paths.hpp). The guide's table of layers
 (docs/architecture.md) lists the same folders in the same order.
 
   layers.py [SOURCE_DIR]   the check of the source tree (ctest source.layers)
@@ -42,6 +46,25 @@ def includes(path):
 
 def sources(folder):
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in SOURCES)
+
+
+# `static` or `thread_local` and what follows, up to what ends a declaration
+# or starts a function's parameters; static_assert and static_cast are words
+# of their own.
+STATIC = re.compile(r"\b(static|thread_local)\b([^;=({]*)([;=({])")
+
+
+def mutable_statics(path):
+    """(line, text) of each static variable of path that is not const."""
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', line.split("//", 1)[0])
+        for match in STATIC.finditer(code):
+            declared, end = match.group(2), match.group(3)
+            if end == "(" and not declared.strip().endswith(("*", "&")):
+                continue  # a static member function (or a constructor's arguments: rare)
+            if re.search(r"\b(const|constexpr|constinit)\b", declared.split("*")[0]):
+                continue
+            yield number, line.strip()
 
 
 def exists(path):
@@ -88,6 +111,9 @@ def check(root):
             if not found or kernels.resolve() not in found[0].parents:
                 problems.append(f'{path.relative_to(root)}:{number}: #include "{name}": '
                                 "kernels/ includes kernels/ alone")
+        for number, text in mutable_statics(path):
+            problems.append(f"{path.relative_to(root)}:{number}: {text}: a static kernels/ "
+                            "keeps: pass the choice in (kernels/paths.hpp)")
     return problems
 
 
@@ -101,7 +127,11 @@ def self_test():
         "miniapp/results/result.cpp": '#include "results/result.hpp"\n#include "git_commit.hpp"\n',
         "miniapp/run/runner.cpp": '#include "results/result.hpp"\n#include <fmt/format.h>\n',
         "kernels/k.hpp": '#include "range.hpp"\n#include <Kokkos_Core.hpp>\n#include <limits>\n',
-        "kernels/range.hpp": "#pragma once\n",
+        "kernels/range.hpp": "#pragma once\nstruct S {\n  static constexpr int n = 4;\n"
+                             "  static const S& one() { static const S s; return s; }\n"
+                             "  static int twice(int k) { static_assert(n > 0); return 2 * k; }\n"
+                             "};\n// static int commented_out = 0;\n"
+                             'inline const char* said() { return "static int x;"; }\n',
         "docs/architecture.md": "| 3 | `run/` | a |\n| 2 | `results/` | b |\n"
                                 "| 1 | `limits/` | c |\n| 0 | `platform/` | d |\n| 0 | `kernels/` | e |\n",
     }
@@ -120,6 +150,16 @@ def self_test():
             "kernels/k.hpp", '#include "miniapp/platform/spaces.hpp"\n', "kernels/ alone"),
         "a kernel including the framework relatively": (
             "kernels/k.hpp", '#include "../miniapp/platform/spaces.hpp"\n', "kernels/ alone"),
+        "a kernel keeping a setting": (
+            "kernels/k.hpp", "inline long& bytes() {\n  static long b = -1;\n  return b;\n}\n",
+            "a static kernels/ keeps"),
+        "a kernel keeping a cache": (
+            "kernels/k.hpp", "void f() { static std::map<int, int>* cache = nullptr; }\n",
+            "a static kernels/ keeps"),
+        "a kernel keeping a lock": (
+            "kernels/k.hpp", "void g() { static std::mutex lock; }\n", "a static kernels/ keeps"),
+        "a kernel keeping a value per thread": (
+            "kernels/k.hpp", "thread_local int last = 0;\n", "a static kernels/ keeps"),
         "a guide whose layers differ": (
             "docs/architecture.md", "| 9 | `plan/` | new |\n", "table of layers"),
     }
@@ -150,8 +190,10 @@ if __name__ == "__main__":
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
     problems = check(root)
     if problems:
-        print("includes that go up the layers (miniapp/layers.txt, docs/architecture.md):")
+        print("includes that go up the layers (miniapp/layers.txt, docs/architecture.md), "
+              "or state kept in kernels/:")
         print("\n".join(problems))
         sys.exit(1)
     print(f"every include of miniapp/ goes down its layers; kernels/ includes kernels/ alone "
+          f"and keeps no state "
           f"({' < '.join(read_layers(root))})")

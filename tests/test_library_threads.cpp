@@ -1,11 +1,11 @@
-// Host library calls follow the space that makes them (kernels/library_threads.hpp):
+// Host library calls follow the space that makes them (platform/library_threads.hpp):
 // the library's thread count is observed inside each call, through the
 // profiling region every library call pushes, in every experiment that calls
 // a library; rows record it; the library's own setting comes back.
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 #include "platform/library_probe.hpp"
 #include "engine/runner.hpp"
 #include "platform/spaces.hpp"

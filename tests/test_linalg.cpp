@@ -1,14 +1,15 @@
-// The dense linear-algebra kernels (kernels/gemm.hpp, dot.hpp, vendor_blas.hpp,
-// lapack.hpp, factorization.hpp) in every enabled space against host loops in
-// double, at sizes that are multiples of no tile; singular matrices; what the
-// runner does with the experiments (library field, memory check, bad decks).
+// The dense linear-algebra kernels (kernels/gemm.hpp, dot.hpp, factorization.hpp;
+// the vendor calls of platform/vendor_blas.hpp, lapack.hpp) in every enabled
+// space against host loops in double, at sizes that are multiples of no tile;
+// singular matrices; what the runner does with the experiments (library
+// field, memory check, bad decks).
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/lapack.hpp"
-#include "kernels/vendor_blas.hpp"
+#include "platform/lapack.hpp"
+#include "platform/vendor_blas.hpp"
 #include "platform/library_probe.hpp"
 #include "experiment/matrix_check.hpp"
 #include "engine/runner.hpp"

@@ -3,7 +3,7 @@
 // (from summary.failed) is non-zero.
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
-#include "kernels/vendor.hpp"
+#include "platform/vendor.hpp"
 #include "platform/spaces.hpp"
 #include "results/provenance.hpp"
 #include "engine/runner.hpp"

@@ -25,7 +25,7 @@
 #include "experiment/mirrored.hpp"
 #include "experiment/run_state.hpp"
 #include "platform/spaces.hpp"
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,11 +1,11 @@
 // Determinant (lab 002: 512 float32, first call against warm calls): LU with
 // partial pivoting through Kokkos Kernels' gesv (LAPACK or cuSOLVER under it)
-// or the vendor getrf called directly (kernels/lapack.hpp); then sign and
+// or the vendor getrf called directly (platform/lapack.hpp); then sign and
 // log|det| from U's diagonal and the pivots, which cannot overflow. A singular
 // matrix gives sign 0 and log|det| = −inf, reported as such.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "kernels/lapack.hpp"
+#include "platform/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>

@@ -4,7 +4,7 @@
 // in T or in float64.
 #include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
-#include "kernels/vendor_blas.hpp"
+#include "platform/vendor_blas.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas1_dot.hpp>

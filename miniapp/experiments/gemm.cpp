@@ -4,7 +4,7 @@
 // the host) to show what the Kokkos Kernels layer costs.
 #include "experiment/experiment.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/vendor_blas.hpp"
+#include "platform/vendor_blas.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas3_gemm.hpp>

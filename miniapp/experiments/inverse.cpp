@@ -1,9 +1,9 @@
 // Matrix inverse (lab 002: 6000 float32) through the LU factors, solving
 // A·X = I: Kokkos Kernels' gesv, or the vendor getrf + getrs called directly
-// (kernels/lapack.hpp). A singular A has no inverse and is reported as such.
+// (platform/lapack.hpp). A singular A has no inverse and is reported as such.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "kernels/lapack.hpp"
+#include "platform/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>

@@ -9,7 +9,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "kernels/factorization.hpp"
-#include "kernels/lapack.hpp"
+#include "platform/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 #include "results/result.hpp"  // relate's rows
 

@@ -1,9 +1,9 @@
 // Householder QR (lab 002: 512, and a 64..2048 sweep): Kokkos Kernels 4.6 has
 // none, so through portalab's own dispatch to the vendor LAPACK
-// (kernels/lapack.hpp): geqrf then orgqr, cuSOLVER on Cuda, LAPACKE on the host.
+// (platform/lapack.hpp): geqrf then orgqr, cuSOLVER on Cuda, LAPACKE on the host.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "kernels/lapack.hpp"
+#include "platform/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <fmt/format.h>
@@ -82,7 +82,7 @@ class Qr {
 
 [[maybe_unused]] const bool registered = register_experiment<Qr, double, float>({
     .name = "qr",
-    .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through kernels/lapack.hpp",
+    .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through platform/lapack.hpp",
     .default_sizes = {512},
     .default_dtypes = {"float32"},
     .bound = Bound::compute,

@@ -5,7 +5,7 @@
 #include "experiment/dtype.hpp"
 #include "platform/host_blas.hpp"
 #include "kernels/dot.hpp"
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 #include "kernels/stream.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/memory.hpp"

@@ -4,7 +4,7 @@
 // never by a global Kokkos::fence().
 #pragma once
 
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/spaces.hpp"
 

@@ -3,7 +3,7 @@
 // portalab's own vendor calls ("portalab::getrf[TPL_cuSOLVER,float]") push.
 #pragma once
 
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -22,7 +22,7 @@ namespace portalab {
 // Records the regions pushed while it lives, from any thread, through Kokkos
 // Tools' push-region callback; inside each library call's region ("[TPL_"),
 // also the thread count the host BLAS/LAPACK runs that call with
-// (kernels/library_threads.hpp).
+// (platform/library_threads.hpp).
 //
 // A tool the user loaded (KOKKOS_TOOLS_LIBS, --kokkos-tools-libs) keeps every
 // event: Kokkos 4.6 holds one set of callbacks and offers no second listener,

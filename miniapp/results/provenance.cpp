@@ -6,7 +6,7 @@
 #include "deck/deck.hpp"
 #include "deck/kokkos_options.hpp"
 #include "platform/host_blas.hpp"
-#include "kernels/library_threads.hpp"
+#include "platform/library_threads.hpp"
 #include "platform/library_probe.hpp"
 #include "platform/memory.hpp"
 #include "platform/spaces.hpp"
@@ -206,7 +206,7 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"hardware_threads", std::thread::hardware_concurrency()},
         {"host_space_threads", Kokkos::DefaultHostExecutionSpace().concurrency()},
         // The host BLAS and LAPACK as rows name them, and how their thread
-        // count follows each space (kernels/library_threads.hpp).
+        // count follows each space (platform/library_threads.hpp).
         {"blas", vendor_library("BLAS")},
         {"lapack", vendor_library("LAPACK")},
         {"blas_threads", kernels::LibraryThreadControl::instance().describe()},

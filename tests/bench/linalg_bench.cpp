@@ -8,8 +8,8 @@
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/lapack.hpp"
-#include "kernels/vendor_blas.hpp"
+#include "platform/lapack.hpp"
+#include "platform/vendor_blas.hpp"
 #include "platform/spaces.hpp"
 
 #include <KokkosBlas1_dot.hpp>
@@ -151,7 +151,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
       ->Unit(benchmark::kMillisecond);
 
   // LU as det runs it (copy, factor, summary) through Kokkos Kernels' gesv
-  // and portalab's getrf; QR through kernels/lapack.hpp.
+  // and portalab's getrf; QR through platform/lapack.hpp.
   auto lapack = [&](const char* name, double flops_per_n3, auto call) {
     auto* b = benchmark::RegisterBenchmark(
         (std::string(name) + suffix).c_str(), [=](benchmark::State& s) {

@@ -1,9 +1,9 @@
 // gemm and dot called directly in the vendor library that serves the space
-// (kernels/vendor.hpp): what Kokkos Kernels' layer is measured against.
+// (platform/vendor.hpp): what Kokkos Kernels' layer is measured against.
 #pragma once
 
-#include "library_threads.hpp"
-#include "vendor.hpp"
+#include "platform/library_threads.hpp"
+#include "platform/vendor.hpp"
 
 #include <Kokkos_Core.hpp>
 

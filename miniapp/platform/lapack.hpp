@@ -1,12 +1,12 @@
 // LU and QR factorisations through the vendor LAPACK that serves the space
-// (kernels/vendor.hpp): LAPACKE on the host, cuSOLVER on the instance's
+// (platform/vendor.hpp): LAPACKE on the host, cuSOLVER on the instance's
 // stream on Cuda. Kokkos Kernels 4.6 has gesv but no getrf alone and no QR.
 // Matrices are column-major (LayoutLeft), pivots 1-based as LAPACK's.
 #pragma once
 
-#include "factorization.hpp"
-#include "library_threads.hpp"
-#include "vendor.hpp"
+#include "kernels/factorization.hpp"
+#include "platform/library_threads.hpp"
+#include "platform/vendor.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_config.h>
