@@ -181,6 +181,7 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
   c->history->add_option("--variant", h.variant, "only rows of this variant");
   c->history->add_option("--dtype", h.dtype, "only rows of this type");
   c->history->add_option("--space", h.space, "only rows of this execution space");
+  c->history->add_option("--gpu", h.gpu, "only rows of this GPU (its UUID, as nvidia-smi -L says it)");
   c->history->add_option("--last", h.last, "runs of each row looked at, the latest included (default 20)");
   c->history->add_option("--phase", h.phase, "h2d, kernel, d2h or total (default)")
       ->check(CLI::IsMember({"h2d", "kernel", "d2h", "total"}));

@@ -209,8 +209,10 @@ History history(Connection& db, const HistoryOptions& o) {
       "SELECT id, experiment, variant, dtype, n, space, copies, library, threads, machine, gpu FROM series "
       "WHERE (?1 = '' OR machine = ?1) AND (?2 = '' OR experiment = ?2) AND (?3 = '' OR variant = ?3) "
       "AND (?4 = '' OR dtype = ?4) AND (?5 = '' OR space = ?5) "
+      "AND (?6 = '' OR instr(',' || gpu || ',', ',' || ?6 || ',') > 0) "
       "ORDER BY experiment, variant, dtype, space, copies, library, threads, machine, gpu, n");
-  series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space);
+  series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space)
+      .bind(6, o.gpu);
   // A row's last runs, newest first: rows_series holds them in that order.
   auto points = db.prepare(fmt::format(
       "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms, "
@@ -222,6 +224,7 @@ History history(Connection& db, const HistoryOptions& o) {
     HistoryRow row;
     row.key = {series.text(1), series.text(2), series.text(3), series.text(5), series.text(6),
                series.text(7), series.text(9), series.text(10), series.integer(4), series.integer(8)};
+    row.runs.reserve(static_cast<std::size_t>(o.last));
     points.bind(1, series.integer(0)).bind(2, o.last);
     while (points.step()) {
       HistoryPoint p;

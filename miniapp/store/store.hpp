@@ -54,6 +54,7 @@ std::string run_id_of(const nlohmann::json& provenance);
 
 struct HistoryOptions {
   std::string machine, experiment, variant, dtype, space;
+  std::string gpu;  // keys whose GPUs include this UUID
   int last = 20;             // runs of each row looked at, the latest included
   std::string phase = "total";
   double threshold_pct = 10;  // SLOWER by more than this is a regression

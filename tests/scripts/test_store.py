@@ -501,6 +501,8 @@ class HistoryTest(StoreCase):
         p = portalab("db", "history", "--db", self.db)
         self.assertIn("GPU-b", p.stdout)
         self.assertNotIn("SLOWER", p.stdout)
+        p = portalab("db", "history", "--db", self.db, "--gpu", "GPU-b", "--json")
+        self.assertEqual([r["key"]["gpu"] for r in json.loads(p.stdout)["rows"]], ["GPU-b"])
 
     def test_bad_options(self):
         self.imported(history_fixture(self.tmp))
