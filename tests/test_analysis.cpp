@@ -111,4 +111,102 @@ TEST(Analysis, Float64OverFloat32KernelTimePerSpaceAndSize) {
   EXPECT_EQ(portalab::dtype_ratios_json(ratios)[1]["kernel_ratio"], 0.75);
 }
 
+TEST(Analysis, EachCopyModeApartAndTheBestOfThem) {
+  std::vector<Result> rows{row("Serial", 10, CopyMode::none, 4.0, 4.0),
+                           row("OpenMP", 10, CopyMode::none, 2.0, 2.0),
+                           row("Serial", 100, CopyMode::none, 30.0, 30.0),
+                           row("OpenMP", 100, CopyMode::none, 20.0, 20.0),
+                           // pageable pays at 100 only, pinned from 10
+                           row("Cuda", 10, CopyMode::pageable, 1.0, 3.0),
+                           row("Cuda", 100, CopyMode::pageable, 1.0, 10.0),
+                           row("Cuda", 10, CopyMode::pinned, 1.0, 1.5),
+                           row("Cuda", 100, CopyMode::pinned, 1.0, 9.0)};
+  const auto found = portalab::find_crossovers(rows);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].with_pageable_copies.smallest_n, 100u);
+  EXPECT_EQ(found[0].with_pinned_copies.smallest_n, 10u);
+  EXPECT_EQ(found[0].with_copies.smallest_n, 10u);
+  EXPECT_EQ(found[0].without_copies.smallest_n, 10u);
+  const auto json = portalab::gpu_crossover_json(found);
+  EXPECT_EQ(json[0]["with_pageable_copies"]["smallest_n"], 100);
+  EXPECT_EQ(json[0]["with_pinned_copies"]["smallest_n"], 10);
+  // Without pinned rows, that mode is not measured.
+  rows.pop_back();
+  rows.pop_back();
+  EXPECT_FALSE(portalab::find_crossovers(rows)[0].with_pinned_copies.measured);
+}
+
+TEST(Analysis, KRanksAgainstOnePerCopyMode) {
+  std::vector<Result> rows;
+  for (auto copies : {CopyMode::pageable, CopyMode::pinned})
+    for (auto [n, speedup] : {std::pair{1000u, 0.5}, {100000u, 1.5}}) {
+      Result r = row("Cuda", n, copies, 1.0, 1.0);
+      r.ranks = 2;
+      r.set_metric("speedup_over_1_rank", copies == CopyMode::pinned ? 4 * speedup : speedup);
+      rows.push_back(r);
+    }
+  const auto found = portalab::find_rank_crossovers(rows);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].copies, CopyMode::pageable);
+  EXPECT_EQ(found[0].pays.smallest_n, 100000u);
+  EXPECT_EQ(found[1].copies, CopyMode::pinned);
+  EXPECT_EQ(found[1].pays.smallest_n, 1000u);
+  const auto json = portalab::rank_crossover_json(found);
+  EXPECT_EQ(json[1]["copies"], "pinned");
+}
+
+TEST(Analysis, SpeedupsAgainstTheBestHostSpaceAndParallelAgainstSerial) {
+  std::vector<Result> rows{row("Serial", 10, CopyMode::none, 8.0, 8.0),
+                           row("OpenMP", 10, CopyMode::none, 2.0, 4.0),
+                           row("Serial", 100, CopyMode::none, 80.0, 80.0),
+                           row("OpenMP", 100, CopyMode::none, 40.0, 40.0),
+                           row("Cuda", 10, CopyMode::pageable, 1.0, 5.0),
+                           row("Cuda", 10, CopyMode::pinned, 1.0, 2.0),
+                           row("Cuda", 100, CopyMode::none, 0.5, 0.5)};
+  const auto found = portalab::find_speedups(rows);
+  ASSERT_EQ(found.size(), 2u);
+  const auto& omp = found[0];
+  EXPECT_EQ(omp.space, "OpenMP");
+  EXPECT_EQ(omp.against, (std::vector<std::string>{"Serial"}));
+  ASSERT_EQ(omp.sizes.size(), 2u);
+  EXPECT_DOUBLE_EQ(*omp.sizes[0].total, 2.0);   // 8 / 4
+  EXPECT_DOUBLE_EQ(*omp.sizes[0].kernel, 4.0);  // 8 / 2
+  EXPECT_DOUBLE_EQ(*omp.sizes[1].total, 2.0);
+  const auto& cuda = found[1];
+  EXPECT_EQ(cuda.space, "Cuda");
+  EXPECT_EQ(cuda.against, (std::vector<std::string>{"Serial", "OpenMP"}));
+  ASSERT_EQ(cuda.sizes.size(), 2u);
+  EXPECT_EQ(cuda.sizes[0].n, 10u);
+  EXPECT_DOUBLE_EQ(*cuda.sizes[0].total, 2.0);   // OpenMP's 4 against pinned's 2
+  EXPECT_DOUBLE_EQ(*cuda.sizes[0].kernel, 2.0);  // OpenMP's kernel 2 against 1
+  EXPECT_FALSE(cuda.sizes[1].total);  // only copies "none" at n = 100: no total with copies
+  EXPECT_DOUBLE_EQ(*cuda.sizes[1].kernel, 80.0);
+  const auto json = portalab::speedups_json(found);
+  EXPECT_TRUE(json[1]["sizes"][1]["total"].is_null());
+  EXPECT_EQ(json[1]["sizes"][1]["kernel"], 80.0);
+  // Serial alone has nothing to be set against.
+  EXPECT_TRUE(portalab::find_speedups({rows[0], rows[2]}).empty());
+}
+
+TEST(Analysis, UnfusedOverFusedKernelTheBestOverCopyModes) {
+  std::vector<Result> rows{row("Cuda", 10, CopyMode::pageable, 2.0, 5.0),
+                           row("Cuda", 10, CopyMode::pinned, 1.0, 5.0),
+                           row("Cuda", 10, CopyMode::pageable, 3.0, 6.0),
+                           row("Cuda", 20, CopyMode::pageable, 3.0, 6.0)};
+  rows[2].variant = rows[3].variant = "unfused";
+  const auto found = portalab::find_fusion_ratios(rows);
+  ASSERT_EQ(found.size(), 1u);  // n = 20 has no fused row
+  EXPECT_EQ(found[0].n, 10u);
+  EXPECT_DOUBLE_EQ(found[0].ratio, 3.0);  // 3 against the best fused, 1
+  EXPECT_EQ(portalab::fusion_json(found)[0]["unfused_over_fused"], 3.0);
+}
+
+TEST(Analysis, TheSummaryHoldsEveryConclusion) {
+  const auto j = portalab::analysis_json({row("Serial", 10, CopyMode::none, 8.0, 8.0)});
+  for (const char* key :
+       {"gpu_crossover", "multi_rank_crossover", "float64_over_float32", "speedups", "fusion"})
+    EXPECT_TRUE(j.at(key).is_array()) << key;
+  EXPECT_EQ(j.size(), 5u);
+}
+
 }  // namespace

@@ -26,11 +26,7 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
   nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
                       {"skipped", skipped}, {"not_applicable", not_applicable},
                       {"failures", failures}};
-  if (analysis) {
-    j["gpu_crossover"] = gpu_crossover_json(find_crossovers(results));
-    j["multi_rank_crossover"] = rank_crossover_json(find_rank_crossovers(results));
-    j["float64_over_float32"] = dtype_ratios_json(find_dtype_ratios(results));
-  }
+  if (analysis) j.update(analysis_json(results));
   if (!limits_rechecked.empty()) j["limits_rechecked"] = limits_rechecked;
   if (!incomplete.empty()) j["incomplete"] = incomplete;
   if (interrupted_by != 0)

@@ -60,7 +60,11 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
   // experiment, variant, dtype, ranks: spaces compared on as many ranks
   using Key = std::tuple<std::string, std::string, std::string, int>;
   std::map<Key, BySize> host, host_j;
-  std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device, device_j;  // copies, alone
+  struct DeviceTimes {
+    BySize with_copies, pageable, pinned, alone;
+  };
+  std::map<std::pair<Key, std::string>, DeviceTimes> device;
+  std::map<std::pair<Key, std::string>, std::pair<BySize, BySize>> device_j;  // copies, alone
   std::vector<std::pair<Key, std::string>> order;
   for (const auto& r : results) {
     if (r.status != Status::pass) continue;
@@ -74,9 +78,11 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
     }
     const auto dkey = std::make_pair(key, r.space);
     if (!device.count(dkey)) order.push_back(dkey);
-    auto& [with_copies, alone] = device[dkey];
-    if (r.copies != CopyMode::none) keep_best(with_copies, r.n, r.total.median);
-    keep_best(alone, r.n, r.kernel.median);
+    DeviceTimes& times = device[dkey];
+    if (r.copies != CopyMode::none) keep_best(times.with_copies, r.n, r.total.median);
+    if (r.copies == CopyMode::pageable) keep_best(times.pageable, r.n, r.total.median);
+    if (r.copies == CopyMode::pinned) keep_best(times.pinned, r.n, r.total.median);
+    keep_best(times.alone, r.n, r.kernel.median);
     if (own && r.energy->gpu_read) {
       auto& [with_copies_j, alone_j] = device_j[dkey];
       if (r.copies != CopyMode::none) keep_best(with_copies_j, r.n, own->joules / own->reps);
@@ -94,8 +100,11 @@ std::vector<Crossover> find_crossovers(const std::vector<Result>& results) {
     c.dtype = std::get<2>(key);
     c.device = space;
     c.ranks = std::get<3>(key);
-    c.with_copies = compare(h->second, device[dkey].first, c.sizes);
-    c.without_copies = compare(h->second, device[dkey].second, c.sizes);
+    const DeviceTimes& times = device[dkey];
+    c.with_copies = compare(h->second, times.with_copies, c.sizes);
+    c.with_pageable_copies = compare(h->second, times.pageable, c.sizes);
+    c.with_pinned_copies = compare(h->second, times.pinned, c.sizes);
+    c.without_copies = compare(h->second, times.alone, c.sizes);
     std::sort(c.sizes.begin(), c.sizes.end());
     c.energy_with_copies = compare(host_j[key], device_j[dkey].first, c.energy_sizes);
     c.energy_without_copies = compare(host_j[key], device_j[dkey].second, c.energy_sizes);
@@ -132,7 +141,7 @@ std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& resul
     const Key key{r.experiment, r.variant, r.space, r.dtype, r.copies, r.ranks};
     if (!found.count(key)) {
       order.push_back(key);
-      found[key] = {r.experiment, r.variant, r.space, r.dtype, r.ranks, {}, {}};
+      found[key] = {r.experiment, r.variant, r.space, r.dtype, r.copies, r.ranks, {}, {}};
     }
     // Rates against the one-rank row's: k ranks pay where they go faster.
     keep_best(times[key].first, r.n, 1.0);
@@ -152,7 +161,8 @@ nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : found)
     out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"space", c.space},
-                   {"dtype", c.dtype}, {"ranks", c.ranks}, {"sizes", c.sizes},
+                   {"dtype", c.dtype}, {"copies", std::string(to_string(c.copies))},
+                   {"ranks", c.ranks}, {"sizes", c.sizes},
                    {"pays", to_json(c.pays)}});
   return out;
 }
@@ -163,6 +173,8 @@ nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
     out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"dtype", c.dtype},
                    {"device", c.device}, {"ranks", c.ranks}, {"sizes", c.sizes},
                    {"with_copies", to_json(c.with_copies)},
+                   {"with_pageable_copies", to_json(c.with_pageable_copies)},
+                   {"with_pinned_copies", to_json(c.with_pinned_copies)},
                    {"without_copies", to_json(c.without_copies)},
                    {"energy_sizes", c.energy_sizes},
                    {"energy_with_copies", to_json(c.energy_with_copies)},
@@ -177,6 +189,127 @@ nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found) {
                    {"copies", std::string(to_string(d.copies))}, {"n", d.n},
                    {"kernel_ratio", d.ratio}});
   return out;
+}
+
+std::vector<Speedup> find_speedups(const std::vector<Result>& results) {
+  // experiment, variant, dtype, ranks: spaces compared on as many ranks
+  using Key = std::tuple<std::string, std::string, std::string, int>;
+  struct Times {
+    BySize total, kernel;
+  };
+  std::map<std::pair<Key, std::string>, Times> best;  // by key and space
+  std::map<Key, std::vector<std::string>> spaces;      // each key's spaces, in the rows' order
+  std::vector<Key> order;
+  for (const auto& r : results) {
+    if (r.status != Status::pass) continue;
+    const Key key{r.experiment, r.variant, r.dtype, r.ranks};
+    if (!spaces.count(key)) order.push_back(key);
+    auto& mine = spaces[key];
+    if (std::find(mine.begin(), mine.end(), r.space) == mine.end()) mine.push_back(r.space);
+    Times& t = best[{key, r.space}];
+    // A device's total with copies: copies "none" times the kernel alone.
+    if (is_host_space(r.space) || r.copies != CopyMode::none) keep_best(t.total, r.n, r.total.median);
+    keep_best(t.kernel, r.n, r.kernel.median);
+  }
+  // The best of the reference spaces at each size.
+  const auto best_of = [&](const Key& key, const std::vector<std::string>& against,
+                           BySize Times::*phase) {
+    BySize out;
+    for (const auto& space : against)
+      for (const auto& [n, ms] : best[{key, space}].*phase) keep_best(out, n, ms);
+    return out;
+  };
+  const auto ratio_at = [](const BySize& reference, const BySize& mine,
+                           std::size_t n) -> std::optional<double> {
+    const auto r = reference.find(n);
+    const auto m = mine.find(n);
+    if (r == reference.end() || m == mine.end()) return std::nullopt;
+    return r->second / m->second;
+  };
+  std::vector<Speedup> out;
+  for (const auto& key : order) {
+    std::vector<std::string> hosts;
+    for (const auto& space : spaces[key])
+      if (is_host_space(space)) hosts.push_back(space);
+    for (const auto& space : spaces[key]) {
+      std::vector<std::string> against;
+      if (!is_host_space(space))
+        against = hosts;
+      else if (space != "Serial" && std::count(hosts.begin(), hosts.end(), "Serial"))
+        against = {"Serial"};
+      if (against.empty()) continue;
+      const BySize ref_total = best_of(key, against, &Times::total);
+      const BySize ref_kernel = best_of(key, against, &Times::kernel);
+      const Times& mine = best[{key, space}];
+      Speedup s{std::get<0>(key), std::get<1>(key), std::get<2>(key), space, std::get<3>(key),
+                against, {}};
+      std::set<std::size_t> sizes;
+      for (const auto& [n, ms] : mine.kernel) sizes.insert(n);
+      for (const auto& [n, ms] : mine.total) sizes.insert(n);
+      for (std::size_t n : sizes) {
+        Speedup::At at{n, ratio_at(ref_total, mine.total, n), ratio_at(ref_kernel, mine.kernel, n)};
+        if (at.total || at.kernel) s.sizes.push_back(at);
+      }
+      if (!s.sizes.empty()) out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+nlohmann::json speedups_json(const std::vector<Speedup>& found) {
+  const auto or_null = [](const std::optional<double>& x) {
+    return x ? nlohmann::json(*x) : nlohmann::json();
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : found) {
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const auto& at : s.sizes)
+      sizes.push_back({{"n", at.n}, {"total", or_null(at.total)}, {"kernel", or_null(at.kernel)}});
+    out.push_back({{"experiment", s.experiment}, {"variant", s.variant}, {"dtype", s.dtype},
+                   {"space", s.space}, {"ranks", s.ranks}, {"against", s.against},
+                   {"sizes", sizes}});
+  }
+  return out;
+}
+
+std::vector<FusionRatio> find_fusion_ratios(const std::vector<Result>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, int, std::size_t>;
+  std::map<Key, std::pair<double, double>> kernels;  // the best fused, unfused
+  std::vector<Key> order;
+  for (const auto& r : results) {
+    if (r.status != Status::pass || r.kernel.median <= 0 ||
+        (r.variant != "fused" && r.variant != "unfused"))
+      continue;
+    const Key key{r.experiment, r.space, r.dtype, r.ranks, r.n};
+    if (!kernels.count(key)) order.push_back(key);
+    auto& [fused, unfused] = kernels[key];
+    double& best = r.variant == "fused" ? fused : unfused;
+    best = best > 0 ? std::min(best, r.kernel.median) : r.kernel.median;
+  }
+  std::vector<FusionRatio> out;
+  for (const auto& key : order) {
+    const auto& [fused, unfused] = kernels[key];
+    if (fused > 0 && unfused > 0)
+      out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                     std::get<4>(key), unfused / fused});
+  }
+  return out;
+}
+
+nlohmann::json fusion_json(const std::vector<FusionRatio>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : found)
+    out.push_back({{"experiment", f.experiment}, {"space", f.space}, {"dtype", f.dtype},
+                   {"ranks", f.ranks}, {"n", f.n}, {"unfused_over_fused", f.ratio}});
+  return out;
+}
+
+nlohmann::json analysis_json(const std::vector<Result>& results) {
+  return {{"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
+          {"multi_rank_crossover", rank_crossover_json(find_rank_crossovers(results))},
+          {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))},
+          {"speedups", speedups_json(find_speedups(results))},
+          {"fusion", fusion_json(find_fusion_ratios(results))}};
 }
 
 std::string format_analysis(const std::vector<Result>& results) {

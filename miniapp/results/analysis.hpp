@@ -1,6 +1,8 @@
 // Conclusions drawn from a run's results, the labs' lessons measured: the
-// smallest size at which a GPU beats the best host space, and what 64-bit
-// types cost against 32-bit ones.
+// smallest size at which a GPU beats the best host space, how many times
+// faster a space runs than its reference, what fusion gains and what 64-bit
+// types cost against 32-bit ones. Computed here once: results.json's summary
+// carries them (analysis_json), and the scripts read them, never recompute.
 #pragma once
 
 #include "results/result.hpp"
@@ -28,6 +30,7 @@ struct Crossover {
   std::string experiment, variant, dtype, device;
   std::vector<std::size_t> sizes;
   Pays with_copies;     // the device's best total over pageable and pinned copies
+  Pays with_pageable_copies, with_pinned_copies;  // its total in each copy mode apart
   Pays without_copies;  // the device's best kernel time alone
   int ranks = 1;        // host and device rows of as many ranks each
   // The same in joules per repetition: the device's GPU energy (the whole
@@ -41,6 +44,7 @@ struct Crossover {
 // the group's rate (speedup_over_1_rank) passes 1.
 struct RankCrossover {
   std::string experiment, variant, space, dtype;
+  CopyMode copies = CopyMode::none;
   int ranks = 2;
   std::vector<std::size_t> sizes;
   Pays pays;
@@ -54,6 +58,34 @@ struct DtypeRatio {
   double ratio = 0.0;
 };
 
+// How many times faster a space ran than its reference, for one experiment,
+// variant, type and rank count, at each size both ran (passed rows): a
+// device space against the best host space at that size, a parallel host
+// space against Serial (the same lesson on the host's cores).
+struct Speedup {
+  std::string experiment, variant, dtype, space;
+  int ranks = 1;
+  std::vector<std::string> against;  // the reference spaces: the best of them at each size
+  struct At {
+    std::size_t n = 0;
+    // The reference's best total / this space's best total with copies (a
+    // host space: any row; a device: pageable or pinned); none where either
+    // lacks one.
+    std::optional<double> total;
+    std::optional<double> kernel;  // the same of the kernel phase alone, any copy mode
+  };
+  std::vector<At> sizes;  // increasing n
+};
+
+// unfused kernel time / fused kernel time (the best over the copy modes),
+// for an experiment with variants "fused" and "unfused" that both passed.
+struct FusionRatio {
+  std::string experiment, space, dtype;
+  int ranks = 1;
+  std::size_t n = 0;
+  double ratio = 0.0;
+};
+
 std::vector<Crossover> find_crossovers(const std::vector<Result>& results);
 std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results);
 std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results);
@@ -61,6 +93,15 @@ nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found);
 
 nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found);
 nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found);
+
+std::vector<Speedup> find_speedups(const std::vector<Result>& results);
+nlohmann::json speedups_json(const std::vector<Speedup>& found);
+std::vector<FusionRatio> find_fusion_ratios(const std::vector<Result>& results);
+nlohmann::json fusion_json(const std::vector<FusionRatio>& found);
+
+// All of the above as results.json's summary holds them (its keys
+// gpu_crossover, multi_rank_crossover, float64_over_float32, speedups, fusion).
+nlohmann::json analysis_json(const std::vector<Result>& results);
 
 // The console summary printed after a run: both of the above.
 std::string format_analysis(const std::vector<Result>& results);
