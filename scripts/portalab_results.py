@@ -968,75 +968,92 @@ def joules_per_rep(row):
     """Joules per repetition over all of them (as the binary's crossover
     counts them: a coarse counter moves in a few), or None."""
     own = own_energy(row)
-    return own["joules"] / own["reps"] if own else None
+    return own.get("joules_per_rep") if own else None
 
 
 def is_host_space(space):
     return space in HOST_SPACES
 
 
-def pays(host, device):
-    """Where a device beats the host, as portalab's summary decides it
-    (miniapp/results/analysis.cpp): host and device map n to the best time there; over
-    the sizes both ran, the smallest n at which the device is faster, and
-    whether it stays faster at every larger size."""
-    sizes = sorted(n for n in host if n in device)
-    faster = [device[n] < host[n] for n in sizes]
-    first = faster.index(True) if True in faster else None
-    return {"measured": bool(sizes), "sizes": sizes,
-            "smallest_n": sizes[first] if first is not None else None,
-            "holds_above": first is not None and all(faster[first:])}
+# The analysis results.json's summary carries, computed once by portalab
+# (miniapp/results/analysis.cpp) at the end of a run: the scripts read it and
+# never compute it again. Each kind with the fields that name one entry.
+ANALYSIS = {
+    "gpu_crossover": ("experiment", "variant", "dtype", "device", "ranks"),
+    "multi_rank_crossover": ("experiment", "variant", "space", "dtype", "copies", "ranks"),
+    "float64_over_float32": ("experiment", "variant", "space", "copies", "n"),
+    "speedups": ("experiment", "variant", "dtype", "space", "ranks"),
+    "fusion": ("experiment", "space", "dtype", "ranks", "n"),
+}
+
+# The ways a gpu_crossover counts the device's time against the best host
+# space's total: its total with pageable copies, with pinned ones, the best
+# of both, and its kernel alone (every row's kernel phase, whatever its copies).
+CROSSOVER_MODES = {"pageable": "with_pageable_copies", "pinned": "with_pinned_copies",
+                   "copies": "with_copies", "none": "without_copies"}
+
+# The fields each kind's entries need beside their key: files of version 2
+# lack some (the schema cannot require them of those), so a summary is read
+# whole or not at all.
+ANALYSIS_VALUES = {
+    "gpu_crossover": ("sizes", *CROSSOVER_MODES.values()),
+    "multi_rank_crossover": ("sizes", "pays"),
+    "float64_over_float32": ("kernel_ratio",),
+    "speedups": ("against", "sizes"),
+    "fusion": ("unfused_over_fused",),
+}
 
 
-def _keep_best(best, n, ms):
-    if ms and ms > 0:
-        best[n] = min(best.get(n, ms), ms)
+def missing_analysis(path, doc):
+    """None where doc's summary holds the whole analysis; else why not, one
+    sentence naming path and the portalab that wrote it."""
+    summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+    if all(isinstance(summary.get(kind), list)
+           and all(isinstance(e, dict) and e.keys() >= {*fields, *ANALYSIS_VALUES[kind]}
+                   for e in summary[kind])
+           for kind, fields in ANALYSIS.items()):
+        return None
+    what = "crossovers, speedups and ratios"
+    if summary.get("incomplete"):
+        return (f"{path}: the run did not finish ({summary['incomplete']}): portalab writes "
+                f"the summary of its {what} at the end of a run, so there are none to show")
+    commit = ((doc.get("provenance") or {}).get("portalab") or {}).get("git_commit") or "unknown"
+    return (f"{path}: written by portalab {commit[:12]} (schema_version "
+            f"{doc.get('schema_version', 1)}), before results.json carried the whole summary "
+            f"of a run's {what}: they are not shown; run the deck again with this portalab "
+            f"to have them")
 
 
-# The ways a device's time is counted against the host's total: its total
-# with pageable copies, with pinned ones, the best of both ("copies", the
-# summary's with_copies), and its kernel alone ("none", the summary's
-# without_copies: the kernel phase of every row, whatever its copies).
-CROSSOVER_MODES = ("pageable", "pinned", "copies", "none")
-
-
-def gpu_crossovers(rows):
-    """Per machine, experiment, variant, type, rank count and device space:
-    pays() for each of CROSSOVER_MODES against the best host space's total.
-    Rows whose check passed only. The summary's gpu_crossover holds the
-    "copies" and "none" of one run; this adds the copy modes apart, and
-    serves runs that have no summary (a journal)."""
-    host, device = {}, {}
-    for r in rows:
-        if not passed(r):
+def analysis(runs):
+    """({kind: entries} of ANALYSIS over runs, [missing_analysis sentences]).
+    runs: (path, document, rows) as load_runs(). Each entry gets its run's
+    hostname; an entry that several runs of one host hold is the newest run's."""
+    newest = {kind: {} for kind in ANALYSIS}
+    missing = []
+    for path, doc, _ in runs:
+        why = missing_analysis(path, doc)
+        if why:
+            missing.append(why)
             continue
-        key = (r["hostname"], r["experiment"], r["variant"], r["dtype"], r.get("ranks", 1))
-        if is_host_space(r["space"]):
-            _keep_best(host.setdefault(key, {}), r["n"], r["total_ms"])
-            continue
-        modes = device.setdefault((key, r["space"]), {m: {} for m in CROSSOVER_MODES})
-        if r["copies"] != "none":
-            _keep_best(modes[r["copies"]], r["n"], r["total_ms"])
-            _keep_best(modes["copies"], r["n"], r["total_ms"])
-        _keep_best(modes["none"], r["n"], r["kernel_ms"])
-    out = []
-    for (key, space), modes in device.items():
-        if key not in host:
-            continue  # no host space to compare with
-        hostname, experiment, variant, dtype, ranks = key
-        out.append({"hostname": hostname, "experiment": experiment, "variant": variant,
-                    "dtype": dtype, "ranks": ranks, "device": space,
-                    **{m: pays(host[key], modes[m]) for m in CROSSOVER_MODES}})
-    return out
+        prov = doc["provenance"]
+        host = (prov.get("host") or {}).get("hostname", "")
+        started = prov.get("started_at", "")
+        for kind, fields in ANALYSIS.items():
+            for entry in doc["summary"][kind]:
+                key = (host, *(hashable(entry.get(f)) for f in fields))
+                if key not in newest[kind] or started >= newest[kind][key][0]:
+                    newest[kind][key] = (started, dict(entry, hostname=host))
+    return {kind: [e for _, e in found.values()] for kind, found in newest.items()}, missing
 
 
-def describe_pays(p):
-    """pays() in words: "pays from n = 1,000,000", "never pays (n from 1,000
+def describe_pays(p, sizes):
+    """A crossover's pays (gpu_crossover, multi_rank_crossover) in words,
+    sizes the entry's: "pays from n = 1,000,000", "never pays (n from 1,000
     to 100,000,000)", "not measured"."""
     if not p["measured"]:
         return "not measured"
     if p["smallest_n"] is None:
-        return f"never pays (n from {p['sizes'][0]:,} to {p['sizes'][-1]:,})"
+        return f"never pays (n from {sizes[0]:,} to {sizes[-1]:,})" if sizes else "never pays"
     return f"pays from n = {p['smallest_n']:,}" + (
         "" if p["holds_above"] else ", but not at every larger size")
 

@@ -231,45 +231,35 @@ def limit_rate(r):
 
 # ---- When the GPU pays -------------------------------------------------------
 
+# Said where a conclusion is missing because a file has no summary.
+NO_SUMMARY = ("The crossovers, speedups and ratios of a results file without its summary are "
+              "not shown (see “At a glance”): only its rows, tables and figures are.")
+
 MODE_WORDS = {"pageable": "with pageable copies", "pinned": "with pinned copies",
               "copies": "with copies", "none": "kernel alone"}
+
+
+def pays_of(c, mode):
+    """A gpu_crossover's pays in one of pr.CROSSOVER_MODES, in words."""
+    return pr.describe_pays(c[pr.CROSSOVER_MODES[mode]], c["sizes"])
 
 
 def crossover_sentence(c, many):
     where = f" on {c['hostname']}" if many else ""
     ranks = f" ({c['ranks']} ranks each)" if c["ranks"] != 1 else ""
-    parts = [f"{MODE_WORDS[m]}, {pr.describe_pays(c[m])}" for m in ("pageable", "pinned", "none")
-             if c[m]["measured"]]
+    parts = [f"{MODE_WORDS[m]}, {pays_of(c, m)}" for m in ("pageable", "pinned", "none")
+             if c[pr.CROSSOVER_MODES[m]]["measured"]]
     return (f"{c['experiment']} {c['variant']} {c['dtype']} on {c['device']}{where}{ranks} "
             f"against the best host space: {'; '.join(parts)}.")
 
 
 def crossover_table(found):
     rows = [[c["variant"], c["dtype"], c["device"],
-             *[pr.describe_pays(c[m]) for m in ("pageable", "pinned", "copies", "none")]]
+             *[pays_of(c, m) for m in ("pageable", "pinned", "copies", "none")]]
             for c in found]
     return table(["variant", "type", "device", "pageable copies", "pinned copies",
                   "best with copies", "kernel alone"], rows,
                  "The smallest n at which the device's time beats the best host space's total")
-
-
-def summary_disagreements(runs):
-    """Where this script's crossovers differ from the binary's own summary
-    (with copies, without): they should never."""
-    out = []
-    for path, doc, rows in runs:
-        mine = {(c["experiment"], c["variant"], c["dtype"], c["device"], c["ranks"]): c
-                for c in pr.gpu_crossovers(rows)}
-        for s in doc.get("summary", {}).get("gpu_crossover", []):
-            c = mine.get((s["experiment"], s["variant"], s["dtype"], s["device"],
-                          s.get("ranks", 1)))
-            for theirs, m in (("with_copies", "copies"), ("without_copies", "none")):
-                if c is None or s[theirs]["smallest_n"] != c[m]["smallest_n"]:
-                    out.append(f"{path}: the summary's {s['experiment']} {s['variant']} "
-                               f"{s['dtype']} {s['device']} {theirs} says n = "
-                               f"{s[theirs]['smallest_n']}, the rows "
-                               f"{c[m]['smallest_n'] if c else 'nothing'}")
-    return out
 
 
 # ---- One experiment ----------------------------------------------------------
@@ -307,21 +297,13 @@ def pr_copies_order(c):
     return ("pageable", "pinned", "none").index(c) if c in ("pageable", "pinned", "none") else 9
 
 
-def fusion_sentences(rows):
-    """fused against unfused, kernel phase, at each space's largest size."""
+def fusion_sentences(fusion):
+    """fused against unfused, kernel phase (the summary's fusion), per space
+    and type over the sizes run."""
     out = []
-    ok = [r for r in rows if r["check"] == "PASS" and r["kernel_ms"] > 0]
-    fused, unfused = by(ok, variant="fused"), by(ok, variant="unfused")
-    if not fused or not unfused:
-        return out
-    fused_of, unfused_of = groups(fused, "space", "dtype"), groups(unfused, "space", "dtype")
-    for space, dtype in ordered(fused_of):
-        f = {(r["n"], r["copies"]): r for r in fused_of[space, dtype]}
-        u = {(r["n"], r["copies"]): r for r in unfused_of.get((space, dtype), [])}
-        common = sorted(set(f) & set(u))
-        if not common:
-            continue
-        ratios = {n: u[k]["kernel_ms"] / f[k]["kernel_ms"] for k in common for n in [k[0]]}
+    of_space = groups([f for f in fusion if f["ranks"] == 1], "space", "dtype")
+    for space, dtype in ordered(of_space):
+        ratios = {f["n"]: f["unfused_over_fused"] for f in of_space[space, dtype]}
         lo, hi = min(ratios), max(ratios)
         span = (f"{times(ratios[lo])} at n = {size(lo)} and {times(ratios[hi])} at n = {size(hi)}"
                 if lo != hi else f"{times(ratios[hi])} at n = {size(hi)}")
@@ -332,32 +314,16 @@ def fusion_sentences(rows):
     return out
 
 
-def dtype_ratios(rows):
-    """(experiment, variant, space, copies, n, float64 kernel / float32 kernel),
-    as the summary's float64_over_float32."""
-    f32 = {(r["hostname"], r["experiment"], r["variant"], r["space"], r["copies"], r["n"],
-            r["ranks"]): r["kernel_ms"]
-           for r in rows if r["check"] == "PASS" and r["dtype"] == "float32" and r["kernel_ms"] > 0}
+def dtype_sentences(ratios):
+    """The summary's float64_over_float32 at each space's largest size."""
     out = []
-    for r in rows:
-        if r["check"] != "PASS" or r["dtype"] != "float64" or r["ranks"] != 1:
-            continue
-        k = (r["hostname"], r["experiment"], r["variant"], r["space"], r["copies"], r["n"], 1)
-        if k in f32:
-            out.append({**{f: r[f] for f in ("experiment", "variant", "space", "copies", "n")},
-                        "ratio": r["kernel_ms"] / f32[k]})
-    return out
-
-
-def dtype_sentences(rows):
-    out = []
-    of_space = groups(dtype_ratios(rows), "space")
+    of_space = groups(ratios, "space")
     for space in ordered(of_space):
         mine = of_space[space]
         n = max(d["n"] for d in mine)
         at_n = [d for d in mine if d["n"] == n]
-        vals = sorted(d["ratio"] for d in at_n)
-        spread = (f"{times(vals[0])} to {times(vals[-1])}" if vals[-1] / vals[0] > 1.05
+        vals = sorted(d["kernel_ratio"] for d in at_n)
+        spread = (f"{times(vals[0])} to {times(vals[-1])}" if vals[-1] > 1.05 * vals[0]
                   else times(statistics.median(vals)))
         out.append(f"float64 against float32 on {space} at n = {size(n)}: float64's kernel takes "
                    f"{spread} float32's time" + (" (over the variants and copy modes)."
@@ -503,11 +469,15 @@ def phases_figure(figs, rows, experiment):
     return figs.block(fig, alt, f"Phases of {experiment} on the device at n = {size(n)}.", tab)
 
 
-def experiment_section(figs, mine, experiment, found, has_gpu, many):
-    """mine: the experiment's rows; found: its crossovers."""
+def experiment_section(figs, mine, experiment, found, has_gpu, many, summary):
+    """mine: the experiment's rows; found: its crossovers; summary: its
+    entries of the runs' other conclusions (pr.analysis), or None where a
+    file has none."""
     passed = [r for r in mine if r["check"] == "PASS"]
     if found:
         pays = [crossover_sentence(c, many) for c in found]
+    elif summary is None:
+        pays = [NO_SUMMARY]
     elif has_gpu and not device_spaces(passed):
         pays = ["No GPU space ran this experiment (or none passed its check): nothing to compare."]
     elif not has_gpu:
@@ -515,7 +485,9 @@ def experiment_section(figs, mine, experiment, found, has_gpu, many):
     else:
         pays = ["No host space ran the sizes the GPU ran: nothing to compare."]
     copies, copies_tab = copies_sentences(passed)
-    blocks = [text(*pays), text(*copies, *fusion_sentences(passed), *dtype_sentences(passed),
+    summary = summary or {}
+    blocks = [text(*pays), text(*copies, *fusion_sentences(summary.get("fusion", [])),
+                                *dtype_sentences(summary.get("float64_over_float32", [])),
                                 *cold_sentences(passed), *limit_sentences(passed))]
     of_dtype = groups(mine, "dtype")
     for dtype in ordered(of_dtype, ["float32", "float64"]):
@@ -547,28 +519,15 @@ def contest(rows):
     return []
 
 
-def best_by_n(rows, spaces, phase):
-    best = {}
-    for r in rows:
-        if r["space"] in spaces and r["check"] == "PASS":
-            ms = r[f"{phase}_ms"]
-            if ms and ms > 0:
-                key = (r["experiment"], r["variant"], r["dtype"])
-                d = best.setdefault(key, {})
-                d[r["n"]] = min(d.get(r["n"], ms), ms)
-    return best
-
-
-def speedups(rows, fast, ref, fast_phase, ref_phase="total"):
-    """{(experiment, variant, dtype): {n: reference time / fast time}} over
-    the sizes both ran (single rank)."""
-    rows = [r for r in rows if r["ranks"] == 1]
-    a, b = best_by_n(rows, fast, fast_phase), best_by_n(rows, ref, ref_phase)
+def speedups(found, space, phase):
+    """{(experiment, variant, dtype): {n: speedup}} of space on one rank in
+    phase ("total" or "kernel"), from the summary's speedups."""
     out = {}
-    for key in a:
-        common = sorted(set(a[key]) & set(b.get(key, {})))
-        if common:
-            out[key] = {n: b[key][n] / a[key][n] for n in common}
+    for s in found:
+        if s["space"] == space and s["ranks"] == 1:
+            byn = {at["n"]: at[phase] for at in s["sizes"] if at[phase] is not None}
+            if byn:
+                out[s["experiment"], s["variant"], s["dtype"]] = byn
     return out
 
 
@@ -581,7 +540,8 @@ def intensity(rows):
     return out
 
 
-def reasons_section(rows, has_gpu):
+def reasons_section(rows, has_gpu, found):
+    """found: the runs' summaries (pr.analysis)."""
     against = contest(rows)
     if not against:
         return section("reasons", "Four reasons a GPU function is slow (seed 004)", text(
@@ -592,12 +552,11 @@ def reasons_section(rows, has_gpu):
             "no GPU in this run: the parallel host space against Serial stands in for it "
             "(the same lessons on the host's cores)")
     blocks.append(text(f"Each reason answered from this run's rows: {what}."))
-    for label, fast, ref in against:
+    for label, [fast], ref in against:
         others = join(ref) if len(ref) == 1 else f"the best of {join(ref)}"
         # 1. too small: the total with copies (a device's best of pageable and
         # pinned), at the smallest size against the largest
-        su = speedups([r for r in rows if pr.is_host_space(r["space"]) or r["copies"] != "none"],
-                      fast, ref, "total")
+        su = speedups(found["speedups"], fast, "total")
         tab, lose_small, win_large = [], 0, 0
         for (exp, var, dt), byn in sorted(su.items()):
             small, large = min(byn), max(byn)
@@ -622,7 +581,7 @@ def reasons_section(rows, has_gpu):
                                f"in both: run a sweep (inputs/sweep.toml) to see it."))
         # 2. too little arithmetic: speedup of the kernel alone at the largest size
         ai = intensity(rows)
-        kern = speedups(rows, fast, ref, "kernel", "kernel")
+        kern = speedups(found["speedups"], fast, "kernel")
         low, high, tab = [], [], []
         for (exp, var, dt), byn in sorted(kern.items(),
                                           key=lambda kv: (ai.get(kv[0][0], 0), kv[0])):
@@ -642,7 +601,7 @@ def reasons_section(rows, has_gpu):
                             tab, "Arithmetic intensity against the kernel's speedup"))
         # 3. copies
         if has_gpu:
-            dev = [r for r in rows if r["space"] in fast and r["copies"] != "none"
+            dev = [r for r in rows if r["space"] == fast and r["copies"] != "none"
                    and r["check"] == "PASS" and r["total_ms"] > 0 and r["ranks"] == 1]
             shares = []
             for mine in groups(dev, "experiment", "variant", "dtype", "copies").values():
@@ -663,12 +622,13 @@ def reasons_section(rows, has_gpu):
             blocks.append(text("3. Copies: host spaces use the data where it is (the host mirror "
                                "is the data): nothing was copied in this run."))
         # 4. 64-bit types
-        of_space = groups([d for d in dtype_ratios(rows) if d["space"] in fast + ref], "space")
+        of_space = groups([d for d in found["float64_over_float32"]
+                           if d["space"] in [fast, *ref]], "space")
         parts = []
-        for space in ordered(of_space, fast + ref):
+        for space in ordered(of_space, [fast, *ref]):
             mine = of_space[space]
             n = max(d["n"] for d in mine)
-            vals = [d["ratio"] for d in mine if d["n"] == n]
+            vals = [d["kernel_ratio"] for d in mine if d["n"] == n]
             parts.append(f"{times(statistics.median(vals))} on {space}")
         blocks.append(text(
             f"4. 64-bit types: float64's kernel takes {join(parts)} float32's time (median over "
@@ -767,7 +727,8 @@ def streams_section(figs, rows):
 
 # ---- Several ranks -------------------------------------------------------------
 
-def ranks_section(figs, rows, plot):
+def ranks_section(figs, rows, plot, found):
+    """found: the runs' summaries (pr.analysis)."""
     multi = [r for r in rows if r["ranks"] > 1 and r["check"] == "PASS"]
     if not multi:
         return None
@@ -775,15 +736,18 @@ def ranks_section(figs, rows, plot):
     eff = [r for r in multi if metric(r, "parallel_efficiency") is not None]
     sentences, tab = [], {}
     series = groups(eff, "experiment", "variant", "space", "dtype", "copies", "ranks")
+    fields = ("experiment", "variant", "space", "dtype", "copies", "ranks")
+    crossover = {(c["hostname"], *(c.get(f) for f in fields)): c
+                 for c in found["multi_rank_crossover"]}
     for key in ordered(series):
         mine = sorted(series[key], key=lambda r: r["n"])
         exp, var, space, dt, copies, k = key
-        p = pr.pays({r["n"]: 1.0 for r in mine},
-                    {r["n"]: 1.0 / metric(r, "speedup_over_1_rank") for r in mine
-                     if metric(r, "speedup_over_1_rank")})
         top = mine[-1]
+        c = crossover.get((top["hostname"], *key))
+        pays = (pr.describe_pays(c["pays"], c["sizes"]) if c
+                else "not in the results file's summary")
         sentences.append(f"{exp} {var} {space} {dt}, {k} ranks against one: "
-                         f"{pr.describe_pays(p)}; at n = {size(top['n'])} they run "
+                         f"{pays}; at n = {size(top['n'])} they run "
                          f"{times(metric(top, 'speedup_over_1_rank'))} one rank's rate, an "
                          f"efficiency of {pct(metric(top, 'parallel_efficiency'))}.")
         tab.setdefault(exp, []).extend([exp, var, space, dt, str(k), size(r["n"]),
@@ -1099,8 +1063,9 @@ def provenance_section(runs):
     return section("provenance", "Provenance", *blocks)
 
 
-def glance_section(rows, crossovers, has_gpu, many, runs):
-    blocks = []
+def glance_section(rows, crossovers, has_gpu, many, runs, missing):
+    """missing: pr.analysis's sentences of the files without a summary."""
+    blocks = [warning(*missing, NO_SUMMARY)] if missing else []
     if not has_gpu:
         spaces = ordered({r["space"] for r in rows})
         blocks.append(text(f"No GPU in this run (spaces: {join(spaces)}): the page answers "
@@ -1110,7 +1075,7 @@ def glance_section(rows, crossovers, has_gpu, many, runs):
         blocks.append(text("When the GPU pays, the smallest size at which it beats the best "
                            "host space:"))
         blocks.append(bullets(crossover_sentence(c, many) for c in crossovers))
-    else:
+    elif not missing:
         blocks.append(text("A GPU ran, but no host space ran the same entries: nothing to "
                            "compare."))
     bad = [r for r in rows if r["check"] in ("FAIL", "ERROR")]
@@ -1152,16 +1117,23 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
     figs = Figures()
     has_gpu = bool(device_spaces(rows))
     many = many_hosts(rows)
-    crossovers = sorted(pr.gpu_crossovers(rows),
-                        key=lambda c: (rank[c["experiment"]], c["variant"], c["dtype"],
-                                       c["device"], c["hostname"]))
-    sections = [glance_section(rows, crossovers, has_gpu, many, runs),
-                reasons_section(rows, has_gpu)]
+    found, missing = pr.analysis(runs)
+    for why in missing:
+        print(f"{os.path.basename(sys.argv[0])}: {pr.printable(why)}", file=sys.stderr)
+    crossovers = sorted(found["gpu_crossover"],
+                        key=lambda c: (rank.get(c["experiment"], len(rank)), c["variant"],
+                                       c["dtype"], c["device"], c["hostname"]))
+    sections = [glance_section(rows, crossovers, has_gpu, many, runs, missing),
+                reasons_section(rows, has_gpu, found)]
+    if missing:
+        sections[1]["blocks"].insert(1, text(NO_SUMMARY))
     of_experiment, crossovers_of = groups(rows, "experiment"), groups(crossovers, "experiment")
+    of_kind = {kind: groups(found[kind], "experiment") for kind in ("fusion", "float64_over_float32")}
     for e in order:
+        summary = None if missing else {k: of_kind[k].get(e, []) for k in of_kind}
         sections.append(experiment_section(figs, of_experiment.get(e, []), e,
-                                           crossovers_of.get(e, []), has_gpu, many))
-    sections += [streams_section(figs, rows), ranks_section(figs, rows, plot),
+                                           crossovers_of.get(e, []), has_gpu, many, summary))
+    sections += [streams_section(figs, rows), ranks_section(figs, rows, plot, found),
                  limits_section(figs, runs, roofline), energy_section(runs, rows),
                  noise_section(runs, rows),
                  failures_section(runs, every)]
@@ -1170,11 +1142,6 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
     if store:
         sections += store_report.sections(sys.modules[__name__], figs, store)
     sections.append(provenance_section(runs))
-    mismatch = summary_disagreements(runs)
-    if mismatch:
-        sections[0]["blocks"].append(warning(
-            "This page's crossovers differ from the run's own summary (a bug: please report "
-            "it): " + "; ".join(mismatch)))
     hosts = join(ordered({r["hostname"] for r in rows}))
     decks = join(ordered({os.path.basename(r["deck"] or "") for r in rows} - {""}))
     return {"title": f"portalab: {decks or 'results'} on {hosts}",

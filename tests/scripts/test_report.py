@@ -1,7 +1,9 @@
-"""Tests of scripts/report.py: its reading of the rows (crossovers per copy
-mode, host copy modes, SVG ids) on hand-made rows, bad inputs, and the page
-of a real host run (and of it with a made-up GPU, and against a slowed copy)
-loaded in headless Chromium.
+"""Tests of scripts/report.py: the run's summary as the scripts read it
+(portalab computes it, the scripts never again: a real run's summary
+against this test's own computation from its rows), its reading of the rows
+(host copy modes, SVG ids) on hand-made rows, bad inputs and files without
+a summary, and the page of a real host run (and of it with a made-up GPU,
+and against a slowed copy) loaded in headless Chromium.
 
     PORTALAB=build/host/portalab CHROMIUM=/usr/bin/chromium \
         python3 tests/scripts/test_report.py [TestClass...]
@@ -41,40 +43,88 @@ def row(space, n, total, copies="none", kernel=None, check="PASS", variant="fuse
             "check": check, "total_ms": total, "kernel_ms": total if kernel is None else kernel}
 
 
+def summary_doc(path, host, started, commit="0123456789abcdef", **summary):
+    """A document as pr.analysis reads it: provenance and a summary."""
+    return (path, {"schema_version": pr.SCHEMA_VERSION, "summary": summary,
+                   "provenance": {"host": {"hostname": host}, "started_at": started,
+                                  "portalab": {"git_commit": commit}}}, [])
+
+
+def crossover(device, smallest_n, sizes=(10, 100), **key):
+    pays = {"measured": True, "smallest_n": smallest_n, "holds_above": smallest_n is not None}
+    return {"experiment": "vector_poly", "variant": "fused", "dtype": "float32",
+            "device": device, "ranks": 1, "sizes": list(sizes),
+            **{mode: pays for mode in pr.CROSSOVER_MODES.values()}, **key}
+
+
 class CrossoverTest(unittest.TestCase):
-    """portalab_results.pays and gpu_crossovers on hand-made rows."""
+    """The run's summary as portalab_results reads it: in words, merged over
+    runs, and a file without it said so; and a real run's summary against
+    this test's own computation from its rows."""
 
-    def test_pays_from_the_first_faster_size(self):
-        p = pr.pays({1: 1.0, 10: 2.0, 100: 3.0}, {1: 2.0, 10: 1.0, 100: 1.0})
-        self.assertEqual((p["smallest_n"], p["holds_above"], p["sizes"]), (10, True, [1, 10, 100]))
-        self.assertEqual(pr.describe_pays(p), "pays from n = 10")
+    def test_pays_in_words(self):
+        p = {"measured": True, "smallest_n": 10, "holds_above": True}
+        self.assertEqual(pr.describe_pays(p, [1, 10, 100]), "pays from n = 10")
+        p = {"measured": True, "smallest_n": 1, "holds_above": False}
+        self.assertEqual(pr.describe_pays(p, [1, 10]),
+                         "pays from n = 1, but not at every larger size")
+        never = {"measured": True, "smallest_n": None, "holds_above": False}
+        self.assertEqual(pr.describe_pays(never, [1000, 10**6]),
+                         "never pays (n from 1,000 to 1,000,000)")
+        self.assertEqual(pr.describe_pays({"measured": False}, []), "not measured")
 
-    def test_a_loss_above_the_crossover_is_said(self):
-        p = pr.pays({1: 1.0, 10: 2.0, 100: 3.0}, {1: 0.5, 10: 3.0, 100: 1.0})
-        self.assertEqual((p["smallest_n"], p["holds_above"]), (1, False))
-        self.assertEqual(pr.describe_pays(p), "pays from n = 1, but not at every larger size")
+    def test_the_newest_run_of_a_host_holds_each_entry(self):
+        empty = {kind: [] for kind in pr.ANALYSIS}
+        runs = [summary_doc("new", "h", "2026-01-02T00:00:00Z",
+                            **dict(empty, gpu_crossover=[crossover("Cuda", 100)])),
+                summary_doc("old", "h", "2026-01-01T00:00:00Z",
+                            **dict(empty, gpu_crossover=[crossover("Cuda", 10),
+                                                         crossover("HIP", 10)])),
+                summary_doc("other", "g", "2026-01-01T00:00:00Z",
+                            **dict(empty, gpu_crossover=[crossover("Cuda", 10)]))]
+        found, missing = pr.analysis(runs)
+        self.assertEqual(missing, [])
+        self.assertEqual(sorted((c["hostname"], c["device"], c["without_copies"]["smallest_n"])
+                                for c in found["gpu_crossover"]),
+                         [("g", "Cuda", 10), ("h", "Cuda", 100), ("h", "HIP", 10)])
 
-    def test_never_and_not_measured(self):
-        never = pr.pays({1000: 1.0, 10**6: 2.0}, {1000: 2.0, 10**6: 3.0})
-        self.assertEqual(pr.describe_pays(never), "never pays (n from 1,000 to 1,000,000)")
-        self.assertEqual(pr.describe_pays(pr.pays({1: 1.0}, {2: 0.1})), "not measured")
+    def test_a_file_without_the_summary_is_named_with_its_portalab(self):
+        older = {"gpu_crossover": [crossover("Cuda", 10)], "multi_rank_crossover": [],
+                 "float64_over_float32": []}  # a summary of before speedups
+        runs = [summary_doc("a/results.json", "h", "2026-01-01T00:00:00Z", "fedcba9876543210ff",
+                            **older),
+                summary_doc("b/results.json", "h", "2026-01-01T00:00:00Z",
+                            incomplete="the run did not finish: rows read from its journal")]
+        found, missing = pr.analysis(runs)
+        self.assertEqual(found["gpu_crossover"], [])  # none of an incomplete summary
+        self.assertEqual(len(missing), 2)
+        self.assertRegex(missing[0], r"^a/results\.json: written by portalab fedcba987654 "
+                                     r"\(schema_version \d\), before results\.json carried the "
+                                     r"whole summary")
+        self.assertRegex(missing[1], r"^b/results\.json: the run did not finish")
 
-    def test_each_copy_mode_against_the_best_host_space(self):
-        rows = [row("Serial", 10, 4.0), row("OpenMP", 10, 2.0), row("OpenMP", 100, 20.0),
-                row("Serial", 100, 30.0),
-                # pageable pays at 100 only, pinned at 10, the kernel alone at 10
-                row("Cuda", 10, 3.0, "pageable", kernel=1.0),
-                row("Cuda", 100, 10.0, "pageable", 1.0),
-                row("Cuda", 10, 1.5, "pinned", kernel=1.0), row("Cuda", 100, 9.0, "pinned", 1.0),
-                # a failed row is no measurement
-                row("Cuda", 10, 0.1, "none", check="FAIL")]
-        [c] = pr.gpu_crossovers(rows)
-        self.assertEqual(c["device"], "Cuda")
-        self.assertEqual({m: c[m]["smallest_n"] for m in pr.CROSSOVER_MODES},
-                         {"pageable": 100, "pinned": 10, "copies": 10, "none": 10})
-
-    def test_no_host_space_no_crossover(self):
-        self.assertEqual(pr.gpu_crossovers([row("Cuda", 10, 1.0)]), [])
+    def test_a_real_runs_summary_is_its_rows_conclusions(self):
+        """portalab's summary of a host run against this test's own
+        computation from the rows (reference_* below)."""
+        tmp = tempfile.mkdtemp(prefix="portalab_summary_")
+        try:
+            doc = synthetic.real_run(DECK, os.path.join(tmp, "run"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        summary = doc["summary"]
+        self.assertIsNone(pr.missing_analysis("r", doc))
+        self.assertEqual(summary["gpu_crossover"], reference_crossovers(doc))  # none on a host
+        self.assertEqual(summary["multi_rank_crossover"], [])
+        for kind, reference in (("speedups", reference_speedups),
+                                ("fusion", reference_fusion),
+                                ("float64_over_float32", reference_dtype_ratios)):
+            fields = pr.ANALYSIS[kind]
+            mine = {tuple(e[f] for f in fields): e for e in reference(doc)}
+            theirs = {tuple(e[f] for f in fields): e for e in summary[kind]}
+            self.assertTrue(mine, kind)  # the deck runs each of them
+            self.assertEqual(sorted(theirs), sorted(mine), kind)
+            for key, e in mine.items():
+                self.assertEqual(canonical(theirs[key]), canonical(e), (kind, key))
 
 
 class PageLogicTest(unittest.TestCase):
@@ -210,6 +260,28 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertTrue(p.stderr.startswith("report.py: needs jinja2"), p.stderr)
 
+    def test_a_file_without_its_summary_shows_its_rows_and_says_why(self):
+        doc = synthetic.complete({"schema_version": 2, "provenance": {
+            "host": {"hostname": "h"}, "portalab": {"git_commit": "abcdef0123456789"}},
+            "results": [{**{k: v for k, v in row(space, 10, ms).items() if k != "hostname"},
+                         "h2d_ms": 0.0, "d2h_ms": 0.0,
+                         "stats": {p: {"median_ms": m} for p, m in (
+                             ("h2d", 0.0), ("kernel", ms), ("d2h", 0.0), ("total", ms))}}
+                        for space, ms in (("Serial", 2.0), ("OpenMP", 1.0))]})
+        path = self.write("old.json", json.dumps(doc))
+        out = os.path.join(self.tmp, "old.html")
+        rc, _, err = report(path, "--out", out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err.strip().splitlines(), [
+            f"report.py: {path}: written by portalab abcdef012345 (schema_version 2), before "
+            f"results.json carried the whole summary of a run's crossovers, speedups and "
+            f"ratios: they are not shown; run the deck again with this portalab to have them"])
+        with open(out) as f:
+            page = f.read()
+        self.assertIn("written by portalab abcdef012345", page)
+        self.assertIn("without its summary are not shown", page)
+        self.assertIn('id="exp-vector_poly"', page)  # its rows are
+
     def test_no_entries(self):
         self.check_one_line(self.write("empty.json", json.dumps(synthetic.complete(
             {"schema_version": pr.SCHEMA_VERSION, "provenance": {"host": {}}, "results": []}))),
@@ -265,42 +337,144 @@ def parse(html):
     return d
 
 
+# The test's own computation of portalab's summary from a document's rows
+# (miniapp/results/analysis.cpp makes it in the binary): plain loops, kept
+# apart from the scripts, which read the summary and never compute it.
+HOSTS = ("Serial", "OpenMP", "Threads", "HPX")
+
+
+def passed_rows(doc):
+    return [r for r in doc["results"] if r["check"] == "PASS"]
+
+
+def keep_best(table, key, n, ms):
+    if ms and ms > 0:
+        t = table.setdefault(key, {})
+        t[n] = min(t.get(n, ms), ms)
+
+
 def reference_crossovers(doc):
-    """The summary's gpu_crossover of a document, as portalab's
-    miniapp/results/analysis.cpp makes it, computed here by plain loops (the test's
-    own reference): per experiment, variant, type and device, the smallest n
-    where the device's best total with copies (or its kernel alone) beats the
-    best host total."""
-    hosts = {"Serial", "OpenMP", "Threads"}
+    """The summary's gpu_crossover: per experiment, variant, type and
+    device, the smallest n where the device's best total in each copy mode
+    (or its kernel alone) beats the best host total."""
     best = {}
-    for r in doc["results"]:
-        if r["check"] != "PASS":
+    for r in passed_rows(doc):
+        key = (r["experiment"], r["variant"], r["dtype"], r["ranks"])
+        if r["space"] in HOSTS:
+            keep_best(best, ("host",) + key, r["n"], r["total_ms"])
             continue
-        key = (r["experiment"], r["variant"], r["dtype"])
-        if r["space"] in hosts:
-            t = best.setdefault(("host",) + key, {})
-            t[r["n"]] = min(t.get(r["n"], r["total_ms"]), r["total_ms"])
-        else:
-            for way, ms in (("with_copies", r["total_ms"] if r["copies"] != "none" else None),
-                            ("without_copies", r["kernel_ms"])):
-                if ms:
-                    t = best.setdefault((way, r["space"]) + key, {})
-                    t[r["n"]] = min(t.get(r["n"], ms), ms)
+        copies = r["copies"] != "none"
+        for way, ms in (("with_copies", r["total_ms"] if copies else None),
+                        ("with_pageable_copies", r["total_ms"] if r["copies"] == "pageable"
+                         else None),
+                        ("with_pinned_copies", r["total_ms"] if r["copies"] == "pinned" else None),
+                        ("without_copies", r["kernel_ms"])):
+            keep_best(best, (way, r["space"]) + key, r["n"], ms)
     out = []
     for k in sorted(k for k in best if k[0] == "without_copies"):
         space, key = k[1], k[2:]
+        host = best.get(("host",) + key)
+        if host is None:
+            continue
         entry = {"experiment": key[0], "variant": key[1], "dtype": key[2], "device": space,
-                 "ranks": 1}
-        for way in ("with_copies", "without_copies"):
-            dev, host = best.get((way, space) + key, {}), best.get(("host",) + key, {})
-            sizes = sorted(set(dev) & set(host))
-            wins = [n for n in sizes if dev[n] < host[n]]
-            entry[way] = {"measured": bool(sizes), "smallest_n": wins[0] if wins else None,
-                          "holds_above": bool(wins) and all(dev[n] < host[n] for n in sizes
+                 "ranks": key[3]}
+        sizes = set()
+        for way in pr.CROSSOVER_MODES.values():
+            dev = best.get((way, space) + key, {})
+            common = sorted(set(dev) & set(host))
+            sizes |= set(common)
+            wins = [n for n in common if dev[n] < host[n]]
+            entry[way] = {"measured": bool(common), "smallest_n": wins[0] if wins else None,
+                          "holds_above": bool(wins) and all(dev[n] < host[n] for n in common
                                                             if n >= wins[0])}
-            entry["sizes"] = sizes
+        entry["sizes"] = sorted(sizes)
         out.append(entry)
     return out
+
+
+def reference_speedups(doc):
+    """The summary's speedups: a device against the best host space at each
+    size, a parallel host space against Serial; totals with copies (a host:
+    any row), kernels in any copy mode."""
+    total, kernel, spaces = {}, {}, {}
+    for r in passed_rows(doc):
+        key = (r["experiment"], r["variant"], r["dtype"], r["ranks"])
+        spaces.setdefault(key, set()).add(r["space"])
+        if r["space"] in HOSTS or r["copies"] != "none":
+            keep_best(total, (key, r["space"]), r["n"], r["total_ms"])
+        keep_best(kernel, (key, r["space"]), r["n"], r["kernel_ms"])
+    out = []
+    for key, present in spaces.items():
+        hosts = present & set(HOSTS)
+        for space in present:
+            against = (hosts if space not in HOSTS else
+                       {"Serial"} if space != "Serial" and "Serial" in hosts else set())
+            if not against:
+                continue
+            sizes = []
+            mine_total, mine_kernel = total.get((key, space), {}), kernel.get((key, space), {})
+            for n in sorted(set(mine_total) | set(mine_kernel)):
+                def ratio(table, mine):
+                    ref = [table[key, s][n] for s in against if n in table.get((key, s), {})]
+                    return min(ref) / mine[n] if ref and n in mine else None
+                at = {"n": n, "total": ratio(total, mine_total), "kernel": ratio(kernel, mine_kernel)}
+                if at["total"] is not None or at["kernel"] is not None:
+                    sizes.append(at)
+            if sizes:
+                out.append({"experiment": key[0], "variant": key[1], "dtype": key[2],
+                            "space": space, "ranks": key[3], "against": sorted(against),
+                            "sizes": sizes})
+    return out
+
+
+def reference_fusion(doc):
+    """The summary's fusion: the best unfused kernel over the best fused one."""
+    best = {}
+    for r in passed_rows(doc):
+        if r["variant"] in ("fused", "unfused"):
+            keep_best(best, (r["experiment"], r["space"], r["dtype"], r["ranks"], r["n"],
+                             r["variant"]), 0, r["kernel_ms"])
+    return [{"experiment": k[0], "space": k[1], "dtype": k[2], "ranks": k[3], "n": k[4],
+             "unfused_over_fused": best[k[:5] + ("unfused",)][0] / t[0]}
+            for k, t in best.items() if k[5] == "fused" and k[:5] + ("unfused",) in best]
+
+
+def reference_dtype_ratios(doc):
+    """The summary's float64_over_float32, one rank: kernel over kernel."""
+    f32 = {(r["experiment"], r["variant"], r["space"], r["copies"], r["n"]): r["kernel_ms"]
+           for r in passed_rows(doc) if r["dtype"] == "float32" and r["ranks"] == 1
+           and r["kernel_ms"] > 0}
+    out = []
+    for r in passed_rows(doc):
+        k = (r["experiment"], r["variant"], r["space"], r["copies"], r["n"])
+        if r["dtype"] == "float64" and r["ranks"] == 1 and k in f32:
+            out.append({"experiment": k[0], "variant": k[1], "space": k[2], "copies": k[3],
+                        "n": k[4], "kernel_ratio": r["kernel_ms"] / f32[k]})
+    return out
+
+
+def canonical(entry):
+    """An entry with its lists of names sorted and numbers to 12 digits."""
+    def norm(v):
+        if isinstance(v, float):
+            return float(f"{v:.12g}")
+        if isinstance(v, list):
+            items = [norm(x) for x in v]
+            return sorted(items) if all(isinstance(x, str) for x in items) else items
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+    return norm(entry)
+
+
+def with_reference_summary(doc):
+    """doc with the summary portalab would write of its rows (a made-up
+    GPU's rows never ran through the binary): the test's own computation."""
+    doc = dict(doc, summary=dict(doc["summary"]))
+    doc["summary"].update(gpu_crossover=reference_crossovers(doc),
+                          speedups=reference_speedups(doc), fusion=reference_fusion(doc),
+                          float64_over_float32=reference_dtype_ratios(doc))
+    return doc
 
 
 def words(p):
@@ -407,8 +581,7 @@ class BrowserTest(unittest.TestCase):
     def test_gpu_crossovers_of_the_summary_are_named_and_compared(self):
         # A made-up GPU (synthetic.py) with the summary portalab would write,
         # against a base run where one series was 3x faster: one page.
-        doc = synthetic.tight(synthetic.with_fake_gpu(self.doc))
-        doc["summary"]["gpu_crossover"] = reference_crossovers(doc)
+        doc = with_reference_summary(synthetic.tight(synthetic.with_fake_gpu(self.doc)))
         self.assertTrue(any(c["without_copies"]["smallest_n"]
                             for c in doc["summary"]["gpu_crossover"]))
         gpu = os.path.join(self.tmp, "gpu", "results.json")
@@ -422,7 +595,7 @@ class BrowserTest(unittest.TestCase):
         rc, _, err = report(gpu, "--base", base, "--out", page)
         self.assertEqual(rc, 0, err)
         d = self.check_page(page, "gpu")
-        self.assertFalse(any("differ from the run's own summary" in b for b in d.blocks))
+        self.assertFalse(any("without its summary" in b for b in d.blocks))
         for c in doc["summary"]["gpu_crossover"]:
             head = f"{c['experiment']} {c['variant']} {c['dtype']} on {c['device']} against"
             said = [b for b in d.blocks if b.startswith(head)]
@@ -434,8 +607,13 @@ class BrowserTest(unittest.TestCase):
                      and len(r) == 7]
             self.assertTrue(cells, c)
             for r in cells:
+                self.assertTrue(r[3].startswith(words(c["with_pageable_copies"])), (r, c))
+                self.assertTrue(r[4].startswith(words(c["with_pinned_copies"])), (r, c))
                 self.assertTrue(r[5].startswith(words(c["with_copies"])), (r, c))
                 self.assertTrue(r[6].startswith(words(c["without_copies"])), (r, c))
+        # The four reasons set the made-up GPU against the host spaces, from the summary.
+        self.assertTrue(any(b.startswith("1. Input too small (FakeGPU): over ") for b in d.blocks),
+                        [b for b in d.blocks if b.startswith("1.")])
         # compare.py's verdicts: the series 3x faster in the base is slower here.
         self.assertTrue(any(b.startswith(f"Against {base}") and "a REGRESSION" in b
                             for b in d.blocks), [b for b in d.blocks if "Against" in b])
