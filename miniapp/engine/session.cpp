@@ -55,6 +55,10 @@ struct KokkosArgs {
   int argc = 0;
   KokkosArgs(int given_argc, char** given_argv, const std::vector<std::string>& spaces, bool root)
       : argv(given_argv, given_argv + given_argc), given(given_argv + 1, given_argv + given_argc) {
+    // Every rank asks its node's rank count (a collective) before its own
+    // --kokkos-* options decide whether to use it: ranks may be given other
+    // ones, and a rank that skipped it left the others waiting in it.
+    const int local_ranks = world().size() > 1 ? rank_place().local_size : 1;
     added = serial_alone_threads_option(spaces, {given_argv + 1, given_argv + given_argc});
     if (!added.empty()) {
       argv.push_back(added.data());
@@ -65,9 +69,7 @@ struct KokkosArgs {
                  "without Threads, whose idle workers would spin beside it "
                  "(--kokkos-num-threads sets it)\n",
                  env);
-    } else if (world().size() > 1) {
-      // Every rank asks its node's rank count (a collective: all ranks come here).
-      const int local_ranks = rank_place().local_size;
+    } else if (local_ranks > 1) {
       added = threads_per_rank_option(local_ranks, {given_argv + 1, given_argv + given_argc});
       if (!added.empty()) {
         argv.push_back(added.data());
