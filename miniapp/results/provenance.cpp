@@ -222,6 +222,9 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},
       {"slurm",
        {{"job_id", env("SLURM_JOB_ID")},
+        // An array's tasks each have a job id of their own; the array's is
+        // what names them together (results/<it>/, `db fleet --job`).
+        {"array_job_id", env("SLURM_ARRAY_JOB_ID")},
         {"array_task_id", env("SLURM_ARRAY_TASK_ID")},
         {"nodelist", env("SLURM_JOB_NODELIST")},
         {"partition", env("SLURM_JOB_PARTITION")}}},

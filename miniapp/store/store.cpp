@@ -349,13 +349,17 @@ class Importer {
     std::string blas = str(obj(host, "blas_kernels"), "library");
     if (blas.empty()) blas = str(host, "blas");
     const std::string machine = str(host, "hostname");
+    // A task of an array is its array's run: the array is the job a site
+    // asks about (`db fleet --job`), each task a node of it.
+    std::string job_id = str(slurm, "array_job_id");
+    if (job_id.empty()) job_id = str(slurm, "job_id");
     m_run.bind(1, id)
         .bind(2, fs::absolute(file).parent_path().string())
         .bind(3, iso8601(static_cast<double>(std::time(nullptr))))
         .bind(4, started_at)
         .bind(5, *started)
         .bind(6, machine)
-        .bind(7, str(slurm, "job_id"))
+        .bind(7, job_id)
         .bind(8, str(slurm, "array_task_id"))
         .bind(9, str(obj(p, "deck"), "path"))
         .bind(10, static_cast<std::int64_t>(std::max<std::size_t>(1, ranks.size())))

@@ -703,6 +703,19 @@ class FleetTest(StoreCase):
         self.assertEqual({r["quantity"] for g in f["gpus"] for r in g["rows"]},
                          {"gemm vendor float64 n=8192 Cuda none"})
 
+    def test_an_array_is_one_job(self):
+        """gpus.sbatch as an array over nodes: each task its own Slurm job
+        id, the array's id naming them all."""
+        for task, host in enumerate(("n1", "n2")):
+            doc = ss.run([ss.row()], host=host, job=str(4001 + task), gpu={"uuid": f"GPU-{host}"},
+                         limits=[ss.gpu_limits()], tag=host)
+            doc["provenance"]["slurm"].update(array_job_id="4001", array_task_id=str(task))
+            ss.write(doc, os.path.join(self.tmp, "4001", host))
+        self.imported(os.path.join(self.tmp, "4001"))
+        p = portalab("db", "fleet", "--db", self.db, "--job", "4001", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(g["id"] for g in json.loads(p.stdout)["gpus"]), ["GPU-n1", "GPU-n2"])
+
     def test_bad_input(self):
         self.imported(fleet_fixture(self.tmp))
         bad = os.path.join(self.tmp, "refs.csv")
