@@ -5,7 +5,8 @@ reason on every rank (issue 48), through the real binary and mpirun:
 
 Each case gives the last rank (MPMD: `-np K prog : -np 1 prog`) something the
 others were not given: another deck, another --set or --spaces, a bad
---kokkos-* option or OMP_NUM_THREADS, no portalab at all. Every run is under a
+--kokkos-* option, KOKKOS_NUM_THREADS or (builds with OpenMP) OMP_NUM_THREADS,
+no portalab at all. Every run is under a
 timeout: a hang fails the test; none of them may leave a result file.
 """
 import os
@@ -39,6 +40,16 @@ class StartupTest(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def require_openmp(self):
+        # OMP_NUM_THREADS means nothing to a build without OpenMP (Threads:
+        # KOKKOS_NUM_THREADS); ctest registers the _omp_ cases only with it.
+        if "OpenMP" not in self.spaces():
+            self.skipTest("no OpenMP in this build")
+
+    def spaces(self):
+        return subprocess.run([self.portalab, "list"], capture_output=True, text=True,
+                              timeout=TIMEOUT).stdout
 
     def deck(self, name, text):
         path = os.path.join(self.tmp, name)
@@ -96,8 +107,7 @@ class StartupTest(unittest.TestCase):
         self.assert_every_rank_says(p, f"rank {RANKS - 1} ", "--set reps=7", "reps=7 ", "reps=2 ")
 
     def test_different_spaces(self):
-        spaces = subprocess.run([self.portalab, "list"], capture_output=True, text=True,
-                                timeout=TIMEOUT).stdout
+        spaces = self.spaces()
         other = "OpenMP" if "OpenMP" in spaces else "Threads" if "Threads" in spaces else None
         if not other:
             self.skipTest("one host space in this build")
@@ -135,7 +145,13 @@ class StartupTest(unittest.TestCase):
         self.assert_last_rank_cannot_start(
             lambda a: self.run_args(a, "--kokkos-num-threads=abc"), "--kokkos-num-threads=abc")
 
+    def test_bad_kokkos_num_threads_variable_on_one_rank(self):
+        self.assert_last_rank_cannot_start(
+            lambda a: ["env", "KOKKOS_NUM_THREADS=abc"] + self.run_args(a),
+            "KOKKOS_NUM_THREADS=abc")
+
     def test_bad_omp_num_threads_on_one_rank(self):
+        self.require_openmp()
         self.assert_last_rank_cannot_start(
             lambda a: ["env", "OMP_NUM_THREADS=abc"] + self.run_args(a), "OMP_NUM_THREADS=abc")
 
@@ -147,15 +163,23 @@ class StartupTest(unittest.TestCase):
         self.assert_last_rank_cannot_start(lambda a: self.run_args(a, "--no-such-option"),
                                            "--no-such-option")
 
-    def test_same_bad_environment_everywhere_said_once(self):
+    def assert_said_once(self, variable):
+        """`variable`=abc on every rank: exit 2, the error said once."""
         a = self.deck("a.toml", "[vector_poly]\nsizes = [1000]\n")
         cmd = mpirun(RANKS) + self.run_args(a)
-        p = subprocess.run(cmd, env=dict(ENV, OMP_NUM_THREADS="abc"), capture_output=True,
+        p = subprocess.run(cmd, env=dict(ENV, **{variable: "abc"}), capture_output=True,
                            text=True, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(p.stderr.count("error:"), 1, p.stderr)
-        self.assertIn("OMP_NUM_THREADS=abc", p.stderr)
+        self.assertIn(f"{variable}=abc", p.stderr)
         self.assert_nothing_written()
+
+    def test_same_bad_kokkos_num_threads_everywhere_said_once(self):
+        self.assert_said_once("KOKKOS_NUM_THREADS")
+
+    def test_same_bad_omp_num_threads_everywhere_said_once(self):
+        self.require_openmp()
+        self.assert_said_once("OMP_NUM_THREADS")
 
     # --- A rank that never takes part.
     def test_rank_exits_before_mpi_starts(self):
