@@ -7,7 +7,8 @@ them may include from its own folder, from the folders listed below it and
 from kernels/; never from a folder above. Includes name their folder
 ("results/result.hpp", miniapp/ the root), so that a reader sees the layer:
 one that names none, for a file of miniapp/, fails too, as does a file outside
-the folders. A file of kernels/ includes kernels/ alone: kernels are pure, the
+the folders, and one that includes drivers/ (the command line's, above every
+layer). A file of kernels/ includes kernels/ alone: kernels are pure, the
 framework is built on them, not they on it. Nor do they keep state: a static
 (or thread_local) variable in kernels/ that is not const fails, so that no
 kernel's path depends on a setting made elsewhere (the caller passes its
@@ -86,7 +87,9 @@ def check(root):
         for number, quoted, name in includes(path):
             where = f'miniapp/{rel}:{number}: #include "{name}"'
             first = name.split("/", 1)[0]
-            if first in level and "/" in name:  # <limits> is the standard's
+            if first == "drivers":  # the command line's: it includes the layers, never they it
+                problems.append(f"{where}: drivers/ is above every layer of miniapp/")
+            elif first in level and "/" in name:  # <limits> is the standard's
                 if level[first] > level[own]:
                     problems.append(f"{where}: {first}/ is above {own}/ in miniapp/layers.txt")
             elif first != "kernels" and quoted:
@@ -160,6 +163,8 @@ def self_test():
             "kernels/k.hpp", "void g() { static std::mutex lock; }\n", "a static kernels/ keeps"),
         "a kernel keeping a value per thread": (
             "kernels/k.hpp", "thread_local int last = 0;\n", "a static kernels/ keeps"),
+        "an include of the driver": (
+            "miniapp/results/result.cpp", '#include "drivers/list.hpp"\n', "above every layer"),
         "a guide whose layers differ": (
             "docs/architecture.md", "| 9 | `plan/` | new |\n", "table of layers"),
     }
