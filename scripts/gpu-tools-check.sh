@@ -181,7 +181,7 @@ elif portalab_find_nsys; then
     fi
     cat "$out/$name-check.txt" 2>/dev/null
   }
-  profile nvtx-tools-deck "$source_dir/tests/decks/tools.toml" ranges,closed,tool_copies
+  profile nvtx-tools-deck "$source_dir/tests/decks/tools.toml" ranges,kernel_labels,closed,tool_copies
   profile nvtx-streams streams ranges,kernel_labels,streams,closed,tool_copies \
     --set "inverse_pair.sizes=[2048]" --set "copy_overlap.sizes=[16000000]" \
     --set copy_overlap.chunks=8 --set concurrent_small.kernels=64
