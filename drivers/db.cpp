@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -35,13 +36,24 @@ std::string table(const std::vector<std::vector<std::string>>& lines) {
       if (width.size() <= i) width.push_back(0);
       width[i] = std::max(width[i], l[i].size());
     }
+  // Padded in place (a history is tens of thousands of lines); text beyond
+  // ASCII padded by fmt, which counts its width as a terminal shows it.
   std::string out;
   for (const auto& l : lines) {
-    std::string line;
-    for (std::size_t i = 0; i < l.size(); ++i)
-      line += i + 1 < l.size() ? fmt::format("{:<{}}  ", l[i], width[i]) : l[i];
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+    const std::size_t start = out.size();
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      if (i + 1 == l.size()) {
+        out += l[i];
+      } else if (std::all_of(l[i].begin(), l[i].end(),
+                             [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+        out += l[i];
+        out.append(width[i] - l[i].size() + 2, ' ');
+      } else {
+        fmt::format_to(std::back_inserter(out), "{:<{}}  ", l[i], width[i]);
+      }
+    }
+    while (out.size() > start && out.back() == ' ') out.pop_back();
+    out += '\n';
   }
   return out;
 }

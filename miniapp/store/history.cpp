@@ -3,11 +3,14 @@
 #include "store/store.hpp"
 #include "store/verdict.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <ostream>
+#include <string_view>
 #include <unordered_map>
 
 namespace portalab::store {
@@ -131,7 +134,7 @@ void put_string(Buffer& out, std::string_view s) {
 
 void put_number(Buffer& out, const std::optional<double>& v) {
   if (v && std::isfinite(*v))
-    fmt::format_to(std::back_inserter(out), "{}", *v);
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), *v);  // parsed once: per point
   else
     put(out, "null");
 }
@@ -194,6 +197,99 @@ void put_row(Buffer& out, const History& h, const HistoryRow& r, const std::vect
   put(out, "}");
 }
 
+// Each key's last runs (o.last), in History::rows (not yet judged), its
+// keys in the order history() gives them.
+void read_rows(Connection& db, const HistoryOptions& o, History& h) {
+  auto series = db.prepare(
+      "SELECT id, experiment, variant, dtype, n, space, copies, library, threads, machine, gpu FROM series "
+      "WHERE (?1 = '' OR machine = ?1) AND (?2 = '' OR experiment = ?2) AND (?3 = '' OR variant = ?3) "
+      "AND (?4 = '' OR dtype = ?4) AND (?5 = '' OR space = ?5) "
+      "AND (?6 = '' OR instr(',' || gpu || ',', ',' || ?6 || ',') > 0)");
+  series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space)
+      .bind(6, o.gpu);
+  std::vector<std::pair<std::int64_t, SeriesKey>> keys;
+  while (series.step())
+    keys.emplace_back(series.integer(0),
+                      SeriesKey{series.text(1), series.text(2), series.text(3), series.text(5),
+                                series.text(6), series.text(7), series.text(9), series.text(10),
+                                series.integer(4), series.integer(8)});
+  // Ordered here, not by SQL (whose index orders the key with n fourth and
+  // sorts the rest slower): each text field's few values ranked, bytewise
+  // as SQLite compares text, then the keys by those ranks.
+  using Ranks = std::array<std::int64_t, 10>;
+  std::vector<Ranks> ranks(keys.size());
+  const auto rank = [&](std::string SeriesKey::*field, std::size_t slot) {
+    std::unordered_map<std::string_view, std::size_t> seen;
+    std::vector<std::string_view> values;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto [it, fresh] = seen.try_emplace(keys[i].second.*field, values.size());
+      if (fresh) values.push_back(it->first);
+      ranks[i][slot] = static_cast<std::int64_t>(it->second);
+    }
+    std::vector<std::size_t> by_value(values.size());
+    for (std::size_t v = 0; v < values.size(); ++v) by_value[v] = v;
+    std::sort(by_value.begin(), by_value.end(),
+              [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+    std::vector<std::int64_t> rank_of(values.size());
+    for (std::size_t r = 0; r < by_value.size(); ++r)
+      rank_of[by_value[r]] = static_cast<std::int64_t>(r);
+    for (auto& r : ranks) r[slot] = rank_of[static_cast<std::size_t>(r[slot])];
+  };
+  rank(&SeriesKey::experiment, 0);
+  rank(&SeriesKey::variant, 1);
+  rank(&SeriesKey::dtype, 2);
+  rank(&SeriesKey::space, 3);
+  rank(&SeriesKey::copies, 4);
+  rank(&SeriesKey::library, 5);
+  rank(&SeriesKey::machine, 7);
+  rank(&SeriesKey::gpu, 8);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ranks[i][6] = keys[i].second.threads;
+    ranks[i][9] = keys[i].second.n;
+  }
+  std::vector<std::size_t> sorted(keys.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) sorted[i] = i;
+  std::sort(sorted.begin(), sorted.end(),
+            [&](std::size_t a, std::size_t b) { return ranks[a] < ranks[b]; });
+  // A row's last runs, newest first: rows_series holds them in that order.
+  // The energy join only where the store has energy figures: a lookup per
+  // point otherwise finds nothing.
+  bool energy = false;
+  {
+    auto any = db.prepare("SELECT EXISTS(SELECT 1 FROM energy)");
+    energy = any.step() && any.integer(0) != 0;
+  }
+  auto points = db.prepare(fmt::format(
+      "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms{1} "
+      "WHERE r.series = ? ORDER BY r.started_unix DESC, r.id DESC LIMIT ?",
+      h.phase,
+      energy ? ", e.throttled, e.sm_clock_mhz FROM rows r LEFT JOIN energy e ON e.row = r.id"
+             : " FROM rows r"));
+  RunTable runs(db, h.runs);
+  for (const std::size_t i : sorted) {
+    auto& [id, key] = keys[i];
+    HistoryRow row;
+    row.key = std::move(key);
+    row.runs.reserve(static_cast<std::size_t>(o.last));
+    points.bind(1, id).bind(2, o.last);
+    while (points.step()) {
+      HistoryPoint p;
+      p.run = runs.index(points.integer(0));
+      p.m = {points.text(1), points.maybe_real(3), points.maybe_real(4), points.maybe_real(5),
+             points.maybe_real(6), points.maybe_real(2)};
+      if (energy) {
+        p.throttled = !points.null(7) && points.integer(7) != 0;
+        p.sm_mhz = points.maybe_real(8);
+      }
+      row.runs.push_back(std::move(p));
+    }
+    points.reset();
+    if (row.runs.empty()) continue;  // a key whose runs are gone
+    std::reverse(row.runs.begin(), row.runs.end());
+    h.rows.push_back(std::move(row));
+  }
+}
+
 }  // namespace
 
 History history(Connection& db, const HistoryOptions& o) {
@@ -205,40 +301,15 @@ History history(Connection& db, const HistoryOptions& o) {
   h.last = o.last;
   h.threshold_pct = o.threshold_pct;
   h.sigmas = o.sigmas;
-  auto series = db.prepare(
-      "SELECT id, experiment, variant, dtype, n, space, copies, library, threads, machine, gpu FROM series "
-      "WHERE (?1 = '' OR machine = ?1) AND (?2 = '' OR experiment = ?2) AND (?3 = '' OR variant = ?3) "
-      "AND (?4 = '' OR dtype = ?4) AND (?5 = '' OR space = ?5) "
-      "AND (?6 = '' OR instr(',' || gpu || ',', ',' || ?6 || ',') > 0) "
-      "ORDER BY experiment, variant, dtype, space, copies, library, threads, machine, gpu, n");
-  series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space)
-      .bind(6, o.gpu);
-  // A row's last runs, newest first: rows_series holds them in that order.
-  auto points = db.prepare(fmt::format(
-      "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms, "
-      "e.throttled, e.sm_clock_mhz FROM rows r LEFT JOIN energy e ON e.row = r.id "
-      "WHERE r.series = ? ORDER BY r.started_unix DESC, r.id DESC LIMIT ?",
-      h.phase));
-  RunTable runs(db, h.runs);
-  while (series.step()) {
-    HistoryRow row;
-    row.key = {series.text(1), series.text(2), series.text(3), series.text(5), series.text(6),
-               series.text(7), series.text(9), series.text(10), series.integer(4), series.integer(8)};
-    row.runs.reserve(static_cast<std::size_t>(o.last));
-    points.bind(1, series.integer(0)).bind(2, o.last);
-    while (points.step()) {
-      HistoryPoint p;
-      p.run = runs.index(points.integer(0));
-      p.m = {points.text(1), points.maybe_real(3), points.maybe_real(4), points.maybe_real(5),
-             points.maybe_real(6), points.maybe_real(2)};
-      p.throttled = !points.null(7) && points.integer(7) != 0;
-      p.sm_mhz = points.maybe_real(8);
-      row.runs.push_back(std::move(p));
-    }
-    points.reset();
-    if (row.runs.empty()) continue;  // a key whose runs are gone
-    std::reverse(row.runs.begin(), row.runs.end());
-    h.rows.push_back(std::move(row));
+  // One read transaction: the rows of one moment, and the file locked and
+  // checked once, not once per key.
+  db.exec("BEGIN");
+  try {
+    read_rows(db, o, h);
+    db.exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
   }
 
   // The run-to-run noise as compare.py measures it, on pairs of consecutive
