@@ -64,24 +64,28 @@ std::string number(const nlohmann::json& v, const char* spec = "{:.4g}") {
 
 std::string number(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
 
-std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:+.1f}%", 100 * *v) : ""; }
+std::string percent(const std::optional<double>& v) {
+  return v ? fmt::format("{:+.1f}%", 100 * *v) : "";
+}
 
 std::string key_text(const store::SeriesKey& k) {
-  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", k.experiment, k.variant, k.dtype, k.n,
-                     k.space, k.copies, k.library, k.threads, k.machine, k.gpu.empty() ? "" : " " + k.gpu);
+  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", k.experiment, k.variant, k.dtype,
+                     k.n, k.space, k.copies, k.library, k.threads, k.machine,
+                     k.gpu.empty() ? "" : " " + k.gpu);
 }
 
 std::string changes_text(const std::vector<store::HistoryChange>& changes) {
   if (changes.empty()) return "nothing recorded changed (the same build, clocks and library)";
   std::string out;
-  for (const auto& c : changes) out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, c.from, c.to);
+  for (const auto& c : changes)
+    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, c.from, c.to);
   return out;
 }
 
 void print_history(const store::History& h) {
   std::vector<std::vector<std::string>> lines{{"verdict", "change", "runs", "latest ms", "base ms",
-                                               "experiment", "variant", "dtype", "n", "space", "copies",
-                                               "library", "threads", "machine", "gpu"}};
+                                               "experiment", "variant", "dtype", "n", "space",
+                                               "copies", "library", "threads", "machine", "gpu"}};
   for (const auto& r : h.rows) {
     const auto& k = r.key;
     lines.push_back({r.verdict + (r.regression ? " REGRESSION" : ""), percent(r.change),
@@ -90,22 +94,25 @@ void print_history(const store::History& h) {
                      std::to_string(k.n), k.space, k.copies, k.library, std::to_string(k.threads),
                      k.machine, k.gpu.empty() ? "-" : k.gpu});
   }
-  std::string out = fmt::format("history: {} rows, the last {} runs of each, {} ms; latest run against the "
-                                "earlier ones\n",
-                                h.rows.size(), h.last, h.phase) +
+  std::string out = fmt::format(
+                        "history: {} rows, the last {} runs of each, {} ms; latest run against the "
+                        "earlier ones\n",
+                        h.rows.size(), h.last, h.phase) +
                     table(lines);
   out += fmt::format("\nregressions: {}{}\n", h.regressions.size(),
-                     h.regressions.empty() ? fmt::format(" (none slower by more than {:g}%)", h.threshold_pct)
-                                           : "");
+                     h.regressions.empty()
+                         ? fmt::format(" (none slower by more than {:g}%)", h.threshold_pct)
+                         : "");
   for (const std::size_t i : h.regressions) {
     const auto& r = h.rows[i];
-    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r.verdict, percent(r.change),
-                       key_text(r.key), h.runs[r.runs[*r.base].run].started_at,
+    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r.verdict,
+                       percent(r.change), key_text(r.key), h.runs[r.runs[*r.base].run].started_at,
                        h.runs[r.runs.back().run].started_at, changes_text(r.changes));
   }
-  out += fmt::format("noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
-                     "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
-                     100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
+  out += fmt::format(
+      "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
+      "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
+      100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
   std::cout << out;
 }
 
@@ -120,11 +127,13 @@ void print_members(const nlohmann::json& members, const char* what) {
       for (const auto& f : m[part]) {
         std::string flag = f.value("flagged", nlohmann::json::array()).empty() ? "" : "OUTLIER";
         if (f.contains("unsteady"))
-          flag += fmt::format("{}unsteady (x{:.1f})", flag.empty() ? "" : " ", f["unsteady"].get<double>());
+          flag += fmt::format("{}unsteady (x{:.1f})", flag.empty() ? "" : " ",
+                              f["unsteady"].get<double>());
         lines.push_back({id, m["host"], m["model"], f["quantity"], number(f["value"]), f["unit"],
                          f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
                          f.contains("reference") ? number(f["reference"]) : "-",
-                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-", flag});
+                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-",
+                         flag});
       }
   }
   std::cout << table(lines);
@@ -134,18 +143,19 @@ void print_fleet(const nlohmann::json& f) {
   const auto& s = f["selection"];
   std::cout << fmt::format("fleet: {} runs of {}; each against the median of its model's group{}\n",
                            s["runs"].get<std::int64_t>(),
-                           s.contains("job") ? fmt::format("job {}", s["job"].get<std::string>())
-                                             : fmt::format("{} .. {}", s["since"].get<std::string>(),
-                                                           s["until"].get<std::string>()),
+                           s.contains("job")
+                               ? fmt::format("job {}", s["job"].get<std::string>())
+                               : fmt::format("{} .. {}", s["since"].get<std::string>(),
+                                             s["until"].get<std::string>()),
                            s["references"].get<std::string>().empty()
                                ? ""
                                : fmt::format(" and {}", s["references"].get<std::string>()));
   if (const auto& short_rows = s["rows_too_short"]; !short_rows.empty())
-    std::cout << fmt::format("rows: {} {} left out, each kernel under {:g} ms (its launch and clocks "
-                             "more than its GPU; --row EXPERIMENT shows them): {}{}\n",
-                             short_rows.size(), short_rows.size() == 1 ? "kind" : "kinds",
-                             s["min_row_ms"].get<double>(),
-                             short_rows[0].get<std::string>(), short_rows.size() > 1 ? ", ..." : "");
+    std::cout << fmt::format(
+        "rows: {} {} left out, each kernel under {:g} ms (its launch and clocks "
+        "more than its GPU; --row EXPERIMENT shows them): {}{}\n",
+        short_rows.size(), short_rows.size() == 1 ? "kind" : "kinds", s["min_row_ms"].get<double>(),
+        short_rows[0].get<std::string>(), short_rows.size() > 1 ? ", ..." : "");
   std::cout << fmt::format("\nGPUs: {}\n", f["gpus"].size());
   if (!f["gpus"].empty()) print_members(f["gpus"], "GPU");
   std::cout << fmt::format("\nnodes: {}\n", f["nodes"].size());
@@ -156,15 +166,17 @@ void print_fleet(const nlohmann::json& f) {
     for (const auto& m : f[part])
       if (m["outlier"].get<bool>()) {
         ++outliers;
-        reasons += fmt::format("  {} on {}:\n", m["id"].get<std::string>(), m["host"].get<std::string>());
+        reasons += fmt::format("  {} on {}:\n", m["id"].get<std::string>(),
+                               m["host"].get<std::string>());
         for (const auto& r : m["reasons"]) reasons += fmt::format("    {}\n", r.get<std::string>());
       }
   std::cout << fmt::format("\noutliers: {}\n{}", outliers, reasons);
 }
 
 void add_store_option(CLI::App* sub, DbCommand& c) {
-  sub->add_option("--db", c.path,
-                  "the store (one SQLite file); default $PORTALAB_DB, else results/portalab.sqlite");
+  sub->add_option(
+      "--db", c.path,
+      "the store (one SQLite file); default $PORTALAB_DB, else results/portalab.sqlite");
 }
 
 }  // namespace
@@ -176,11 +188,13 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
   c->db->require_subcommand(1);
   c->import = c->db->add_subcommand(
       "import", "import runs (results.json files, or folders searched for them) into the store");
-  c->import->add_option("paths", c->import_paths, "results folders, trees of them, or results.json files")
+  c->import
+      ->add_option("paths", c->import_paths,
+                   "results folders, trees of them, or results.json files")
       ->required();
   add_store_option(c->import, *c);
-  c->import->add_option("--wait", c->wait_s,
-                        "seconds to wait for another import to finish (default 60)")
+  c->import
+      ->add_option("--wait", c->wait_s, "seconds to wait for another import to finish (default 60)")
       ->check(CLI::Range(0.0, 86400.0));
   c->import->add_flag("--quiet", c->quiet, "no line per run");
 
@@ -193,26 +207,33 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
   c->history->add_option("--variant", h.variant, "only rows of this variant");
   c->history->add_option("--dtype", h.dtype, "only rows of this type");
   c->history->add_option("--space", h.space, "only rows of this execution space");
-  c->history->add_option("--gpu", h.gpu, "only rows of this GPU (its UUID, as nvidia-smi -L says it)");
-  c->history->add_option("--last", h.last, "runs of each row looked at, the latest included (default 20)");
+  c->history->add_option("--gpu", h.gpu,
+                         "only rows of this GPU (its UUID, as nvidia-smi -L says it)");
+  c->history->add_option("--last", h.last,
+                         "runs of each row looked at, the latest included (default 20)");
   c->history->add_option("--phase", h.phase, "h2d, kernel, d2h or total (default)")
       ->check(CLI::IsMember({"h2d", "kernel", "d2h", "total"}));
   c->history->add_option("--threshold", h.threshold_pct,
                          "percent slower that is a regression (default 10)");
-  c->history->add_option("--sigmas", h.sigmas, "run-to-run noise deviations a change must exceed (default 4)");
-  c->history->add_option("--min-noise", h.min_noise, "floor of the run-to-run noise, a fraction (default 0.01)");
+  c->history->add_option("--sigmas", h.sigmas,
+                         "run-to-run noise deviations a change must exceed (default 4)");
+  c->history->add_option("--min-noise", h.min_noise,
+                         "floor of the run-to-run noise, a fraction (default 0.01)");
   c->history->add_flag("--json", c->json, "one JSON document instead of tables");
 
   c->fleet = c->db->add_subcommand(
-      "fleet", "the nodes and GPUs of one job or date range against each other and reference figures");
+      "fleet",
+      "the nodes and GPUs of one job or date range against each other and reference figures");
   add_store_option(c->fleet, *c);
   auto& f = c->fleet_options;
   c->fleet->add_option("--job", f.job, "runs of this Slurm job id (default: the latest job's)");
-  c->fleet->add_option("--since", f.since, "runs started from this date (YYYY-MM-DD[THH:MM:SS], UTC)");
+  c->fleet->add_option("--since", f.since,
+                       "runs started from this date (YYYY-MM-DD[THH:MM:SS], UTC)");
   c->fleet->add_option("--until", f.until, "runs started up to this date, inclusive");
-  c->fleet->add_option("--row", f.rows,
-                       "rows to set side by side: EXPERIMENT[/VARIANT[/DTYPE[/N]]] (repeatable; default: "
-                       "the largest n of each experiment and variant)");
+  c->fleet->add_option(
+      "--row", f.rows,
+      "rows to set side by side: EXPERIMENT[/VARIANT[/DTYPE[/N]]] (repeatable; default: "
+      "the largest n of each experiment and variant)");
   c->fleet->add_option("--tolerance", f.tolerance_pct,
                        "percent below the group's median that makes an outlier (default 10)");
   c->fleet->add_option("--references", f.references,
@@ -232,8 +253,9 @@ int run_db_command(const DbCommand& c) {
       install_interrupt_handlers();
       auto db = store::open_store(path, /*write=*/true, c.wait_s, &std::cerr);
       const auto sum = store::import_runs(*db, c.import_paths, c.quiet ? nullptr : &std::cerr);
-      std::cout << fmt::format("{}: imported {} runs ({} rows); {} already there; {} results files found\n",
-                               path, sum.imported, sum.rows, sum.already, sum.found);
+      std::cout << fmt::format(
+          "{}: imported {} runs ({} rows); {} already there; {} results files found\n", path,
+          sum.imported, sum.rows, sum.already, sum.found);
       return 0;
     }
     auto db = store::open_store(path, /*write=*/false, c.wait_s, &std::cerr);
@@ -260,8 +282,9 @@ int run_db_command(const DbCommand& c) {
     print_to(stderr, "error: {}\n", e.what());
     return e.code;
   } catch (const Interrupted& e) {
-    print_to(stderr, "error: {}: import stopped by {}: nothing of this import was kept, the store "
-                     "holds what it held before\n",
+    print_to(stderr,
+             "error: {}: import stopped by {}: nothing of this import was kept, the store "
+             "holds what it held before\n",
              shown(path), signal_name(e.signal));
     return 128 + e.signal;
   }

@@ -52,9 +52,12 @@ std::string parameter_default(const ParameterSpec& p) {
 std::string cell(std::string text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -186,7 +189,7 @@ nlohmann::json deck_json(const DeckListing& listing, const Deck& deck, const Cat
                      {"dtypes", p.dtypes},
                      {"variants", p.variants},
                      {"spaces", p.spaces == catalog.spaces ? nlohmann::json("all compiled")
-                                                          : nlohmann::json(p.spaces)},
+                                                           : nlohmann::json(p.spaces)},
                      {"copies", copies_text(p.copies)},
                      {"reps", p.reps},
                      {"warmups", p.warmups},

@@ -80,11 +80,10 @@ std::string not_expected(const CLI::App& app, const std::string& word) {
   const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
   const auto extras = command.remaining();
   const std::string name = &command == &app ? std::string("portalab") : path;
-  const std::string help =
-      &command == &app ? std::string("`portalab help` lists what it takes")
-      : path.find(' ') == std::string::npos
-          ? fmt::format("`portalab help {}` lists what it takes", name)
-          : fmt::format("`portalab {} --help` lists what it takes", name);
+  const std::string help = &command == &app ? std::string("`portalab help` lists what it takes")
+                           : path.find(' ') == std::string::npos
+                               ? fmt::format("`portalab help {}` lists what it takes", name)
+                               : fmt::format("`portalab {} --help` lists what it takes", name);
   for (const auto& extra : extras) {
     if (extra.empty() || extra[0] != '-') continue;
     std::vector<std::string> options;
@@ -119,8 +118,9 @@ int portalab_main(int argc, char** argv) {
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   kokkos_args.push_back(nullptr);
 
-  CLI::App app{"portalab: when does a GPU pay off? GPU-versus-CPU experiments in every Kokkos "
-               "execution space. Options --kokkos-* are passed to Kokkos."};
+  CLI::App app{
+      "portalab: when does a GPU pay off? GPU-versus-CPU experiments in every Kokkos "
+      "execution space. Options --kokkos-* are passed to Kokkos."};
   app.require_subcommand(1);
   app.set_version_flag("--version", portalab::build_commit());
   app.footer(
@@ -135,9 +135,10 @@ int portalab_main(int argc, char** argv) {
   std::optional<std::string> out;
   std::vector<std::string> spaces;
   portalab::DeckOverrides overrides;
-  run_cmd->add_option("deck", deck_path,
-                      "input deck: a path, or a name (`portalab list --decks`) looked for as "
-                      "NAME, NAME.toml, then in the installed decks")
+  run_cmd
+      ->add_option("deck", deck_path,
+                   "input deck: a path, or a name (`portalab list --decks`) looked for as "
+                   "NAME, NAME.toml, then in the installed decks")
       ->required();
   run_cmd->add_option("--out", out, "directory for results.csv and results.json");
   run_cmd->add_option("--spaces", spaces, "execution spaces to run, e.g. Serial,Cuda (each once)")
@@ -164,7 +165,8 @@ int portalab_main(int argc, char** argv) {
   std::vector<std::string> cal_spaces;
   bool cal_quick = false;
   cal_cmd->add_option("--out", cal_out, "write the limits to this JSON file");
-  cal_cmd->add_option("--spaces", cal_spaces, "spaces to measure, each once (default: all compiled)")
+  cal_cmd
+      ->add_option("--spaces", cal_spaces, "spaces to measure, each once (default: all compiled)")
       ->delimiter(',');
   cal_cmd->add_flag("--quick", cal_quick, "smaller sizes, a few seconds per space");
   std::string cal_energy = "on";
@@ -173,9 +175,11 @@ int portalab_main(int argc, char** argv) {
                    "record each GPU's power limit, application clocks, persistence mode and ECC "
                    "(NVML) with the limits: on (default) or off (NVML never loaded)")
       ->check(CLI::IsMember({"on", "off"}));
-  auto* list_cmd = app.add_subcommand("list", "experiments, variants, types and spaces compiled in");
+  auto* list_cmd = app.add_subcommand("list",
+                                      "experiments, variants, types and spaces compiled in");
   bool names_only = false;
-  auto* names_flag = list_cmd->add_flag("--names", names_only, "experiment names only, one per line");
+  auto* names_flag = list_cmd->add_flag("--names", names_only,
+                                        "experiment names only, one per line");
   bool decks_only = false;
   list_cmd
       ->add_flag("--decks", decks_only,
@@ -187,7 +191,8 @@ int portalab_main(int argc, char** argv) {
                    "text (default), markdown (the guide's reference pages) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   auto* info_cmd = app.add_subcommand("info", "Kokkos configuration and the devices, as JSON");
-  auto* help_cmd = app.add_subcommand("help", "describe portalab, or one command: portalab help run");
+  auto* help_cmd = app.add_subcommand("help",
+                                      "describe portalab, or one command: portalab help run");
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "the command to describe");
   const auto db_cmd = portalab::add_db_command(app);
@@ -227,8 +232,9 @@ int portalab_main(int argc, char** argv) {
       return bad_input(fmt::format("'{}': cannot apply: `portalab db` does not start Kokkos",
                                    portalab::shown(kokkos_args[1])));
     if (portalab::world().size() > 1)
-      return bad_input("`portalab db` runs as one process, not under mpirun or srun: import "
-                       "once, from one task, after the ranks have written their results");
+      return bad_input(
+          "`portalab db` runs as one process, not under mpirun or srun: import "
+          "once, from one task, after the ranks have written their results");
     if (const int code = startup().agree({"command: db"})) return code;
     return portalab::run_db_command(*db_cmd);
   }
@@ -251,14 +257,14 @@ int portalab_main(int argc, char** argv) {
     }
     const CLI::App* topic = app.get_subcommand(help_topic);
     std::cout << topic->get_formatter()->make_help(topic, app.get_name() + " " + help_topic,
-                                                    CLI::AppFormatMode::Normal);
+                                                   CLI::AppFormatMode::Normal);
     return 0;
   }
 
   try {
     if (*list_cmd) {
-      if (const int code = startup().agree({fmt::format("command: list {} {} {}", names_only,
-                                                        decks_only, list_format)}))
+      if (const int code = startup().agree(
+              {fmt::format("command: list {} {} {}", names_only, decks_only, list_format)}))
         return code;
       portalab::list(list_format, names_only, decks_only);
       return 0;
@@ -266,7 +272,8 @@ int portalab_main(int argc, char** argv) {
     portalab::check_kokkos_arguments(kokkos_args);
     if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
-      return portalab::calibrate_session({cal_out, cal_spaces, cal_quick, cal_energy == "on", command},
+      return portalab::calibrate_session({cal_out, cal_spaces, cal_quick, cal_energy == "on",
+                                          command},
                                          kokkos_argc, kokkos_args.data());
     return portalab::Session({deck_path, out, overrides, calibration_path, dry, energy, command},
                              kokkos_argc, kokkos_args.data())

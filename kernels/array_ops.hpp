@@ -52,8 +52,7 @@ void identity(const Exec& exec, const M& m) {
 
 // zeros, ones, identity and arange(0, n), as the lab creates them.
 template <class Exec, class M, class V>
-void array_creation(const Exec& exec, const M& zeros, const M& ones, const M& eye,
-                    const V& range) {
+void array_creation(const Exec& exec, const M& zeros, const M& ones, const M& eye, const V& range) {
   using T = typename M::non_const_value_type;
   Kokkos::deep_copy(exec, zeros, T(0));
   Kokkos::deep_copy(exec, ones, T(1));

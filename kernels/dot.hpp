@@ -146,8 +146,8 @@ void dot_reduce(const Exec& exec, Paths& paths, const X& x, const Y& y, const R&
   }
   paths.took(Path::loops);
   if (!(x.span_is_contiguous() && y.span_is_contiguous())) {
-    Kokkos::parallel_reduce("portalab::dot", Range<Exec>(exec, 0, n),
-                            DotElements<X, Y, Acc>{x, y}, result);
+    Kokkos::parallel_reduce("portalab::dot", Range<Exec>(exec, 0, n), DotElements<X, Y, Acc>{x, y},
+                            result);
     return;
   }
   constexpr int U = chunks_per_item<Exec>;

@@ -25,7 +25,7 @@ inline constexpr PerElement squared_diff_fused_work{3, 2};    // x, y in; z out
 inline constexpr PerElement squared_diff_unfused_work{9, 3};  // three kernels, 3 arrays each
 inline constexpr PerElement cube_product_work{3, 3};          // p = x·y; p·p·p
 inline constexpr PerElement gaussian_pdf_work{2, 7};          // −, /, ², ·½, exp, σ·c, /
-inline constexpr PerElement polar_distance_work{5, 14};       // 2 cos, 2 sin, 4 ·, 2 −, 2 ², +, √
+inline constexpr PerElement polar_distance_work{5, 14};  // 2 cos, 2 sin, 4 ·, 2 −, 2 ², +, √
 
 // z = (x − y)² in one pass, as cupy.fuse makes it.
 struct SquaredDiff {
@@ -137,8 +137,7 @@ void polar_distance(const Exec& exec, Paths& paths, const V& rho1, const V& thet
 }
 
 template <class Exec>
-using Range2D =
-    Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+using Range2D = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
 
 // q = k / f, r = k mod f, in 32 bits where both fit: a GPU has no 64-bit
 // divider, and the 32-bit sequence is several times shorter.
@@ -293,8 +292,8 @@ void broadcast_add(const char* label, const Exec& exec, Paths& paths, const M& m
                    const Z& z) {
   using Layout = typename Z::array_layout;
   constexpr bool left = std::is_same_v<Layout, Kokkos::LayoutLeft>;
-  constexpr bool flat = (left || std::is_same_v<Layout, Kokkos::LayoutRight>) &&
-                        std::is_same_v<Layout, typename M::array_layout>;
+  constexpr bool flat = (left || std::is_same_v<Layout, Kokkos::LayoutRight>)&&std::is_same_v<
+      Layout, typename M::array_layout>;
   const std::int64_t rows = z.extent(0), cols = z.extent(1);
   if constexpr (flat) {
     if (m.span_is_contiguous() && z.span_is_contiguous()) {

@@ -38,8 +38,7 @@ struct LuSummary {
         log_abs);
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, n),
-        [&](std::int64_t k, std::int64_t& c) { c += (LU(k, k) < 0) + (ipiv(k) != k + 1); },
-        flips);
+        [&](std::int64_t k, std::int64_t& c) { c += (LU(k, k) < 0) + (ipiv(k) != k + 1); }, flips);
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, n),
         [&](std::int64_t k, std::int64_t& c) { c += LU(k, k) == 0; }, zeros);
@@ -55,7 +54,7 @@ template <class Exec, class LUM, class IV, class SV>
 void lu_summary(const Exec& exec, const LUM& LU, const IV& ipiv, const SV& summary) {
   Kokkos::parallel_for("portalab::lu_summary", Kokkos::TeamPolicy<Exec>(exec, 1, Kokkos::AUTO),
                        LuSummary<Exec, LUM, IV, SV>{LU, ipiv, summary,
-                                                     static_cast<std::int64_t>(LU.extent(0))});
+                                                    static_cast<std::int64_t>(LU.extent(0))});
 }
 
 // M = I (square or not).

@@ -78,9 +78,9 @@ struct GemmTileFunctor {
   static constexpr int TX = S::TX, TY = S::TY, RM = S::RM, RN = S::RN, TK = S::TK;
   static constexpr int VM = S::VM, VN = S::VN, SM = S::SM, SN = S::SN;
   static constexpr int TM = S::TM, TN = S::TN, AW = S::AW, BW = S::BW, threads = S::threads;
-  static constexpr int BWP = BW + S::PAD;                 // a padded row of a B block
-  static constexpr int a_slice = TM * TK;                  // elements of one A slice
-  static constexpr int b_slice = (TN / BW) * TK * BWP;     // of one B slice
+  static constexpr int BWP = BW + S::PAD;               // a padded row of a B block
+  static constexpr int a_slice = TM * TK;               // elements of one A slice
+  static constexpr int b_slice = (TN / BW) * TK * BWP;  // of one B slice
   static constexpr int buffers = S::Prefetch ? 2 : 1;
   static constexpr int LA = S::Prefetch ? a_slice / threads : 1;  // prefetched per thread
   static constexpr int LB = S::Prefetch ? TK * TN / threads : 1;
@@ -134,8 +134,8 @@ struct GemmTileFunctor {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = (team.league_rank() % tiles_m) * TM;
     const std::int64_t j0 = (team.league_rank() / tiles_m) * TN;
-    T* const scratch =
-        static_cast<T*>(team.team_scratch(0).get_shmem_aligned(scratch_bytes - 64, 64));
+    T* const scratch = static_cast<T*>(
+        team.team_scratch(0).get_shmem_aligned(scratch_bytes - 64, 64));
     T* const As = scratch;                      // buffers × a_slice
     T* const Bs = scratch + buffers * a_slice;  // buffers × b_slice
     const int rank = team.team_rank();
@@ -153,11 +153,9 @@ struct GemmTileFunctor {
     // update along the rows, a[] contiguous, b[q] broadcast.
     T acc[SM][SN][RN][RM];
     for (int s = 0; s < SM; ++s)
-      for (int t = 0; t < SN; ++t)
-        PORTALAB_UNROLL
-        for (int q = 0; q < RN; ++q)
-          PORTALAB_UNROLL
-          for (int r = 0; r < RM; ++r) acc[s][t][q][r] = T(0);
+      for (int t = 0; t < SN; ++t) PORTALAB_UNROLL
+    for (int q = 0; q < RN; ++q) PORTALAB_UNROLL
+    for (int r = 0; r < RM; ++r) acc[s][t][q][r] = T(0);
 
     // The thread's C rows and columns: sub-tile s, run g, element v.
     auto row = [&](int s, int g, int v) { return s * (RM * TX) + (g * TX + tx) * VM + v; };
@@ -169,9 +167,8 @@ struct GemmTileFunctor {
         for (int s = 0; s < SM; ++s) {
           T c[RN][RM];
           PORTALAB_UNROLL
-          for (int q = 0; q < RN; ++q)
-            PORTALAB_UNROLL
-            for (int r = 0; r < RM; ++r) c[q][r] = acc[s][t][q][r];
+          for (int q = 0; q < RN; ++q) PORTALAB_UNROLL
+          for (int r = 0; r < RM; ++r) c[q][r] = acc[s][t][q][r];
           PORTALAB_UNROLL
           for (int k = 0; k < TK; ++k) {
             // Run g is g·TX·VM elements on from run 0, in the same block.
@@ -190,9 +187,8 @@ struct GemmTileFunctor {
             }
           }
           PORTALAB_UNROLL
-          for (int q = 0; q < RN; ++q)
-            PORTALAB_UNROLL
-            for (int r = 0; r < RM; ++r) acc[s][t][q][r] = c[q][r];
+          for (int q = 0; q < RN; ++q) PORTALAB_UNROLL
+          for (int r = 0; r < RM; ++r) acc[s][t][q][r] = c[q][r];
         }
     };
 
@@ -306,8 +302,7 @@ template <class Exec, class AM, class BM, class CM,
           class Shape = GemmTiling<Exec, typename CM::non_const_value_type>>
 void gemm_tiled(const Exec& exec, const AM& A, const BM& B, const CM& C, Shape = {}) {
   using Functor = GemmTileFunctor<Exec, AM, BM, CM, Shape>;
-  using Policy =
-      Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<Shape::threads, Shape::MinBlocks>>;
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<Shape::threads, Shape::MinBlocks>>;
   const std::int64_t m = C.extent(0), n = C.extent(1), kdim = A.extent(1);
   if (m == 0 || n == 0) return;
   const std::int64_t tiles_m = (m + Shape::TM - 1) / Shape::TM;

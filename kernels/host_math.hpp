@@ -117,7 +117,9 @@ struct HostVectorMath<float> {
 #endif
 
 template <class T>
-inline constexpr bool host_vector_math = requires { HostVectorMath<T>::width; };
+inline constexpr bool host_vector_math = requires {
+  HostVectorMath<T>::width;
+};
 
 // o[i] = f(x[i]) for i < m, f one function of HostVectorMath: whole vectors
 // where the build has vector math, the rest (or all) one element at a time.

@@ -21,47 +21,71 @@ namespace portalab::kernels::op {
 
 struct Copy {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a) const { return a; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a) const {
+    return a;
+  }
 };
 struct Add {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const { return a + b; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Subtract {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const { return a - b; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const {
+    return a - b;
+  }
 };
 struct Multiply {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const { return a * b; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const {
+    return a * b;
+  }
 };
 struct Divide {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const { return a / b; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a, T b) const {
+    return a / b;
+  }
 };
 struct Square {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a) const { return a * a; }
+  KOKKOS_INLINE_FUNCTION T operator()(T a) const {
+    return a * a;
+  }
 };
 // Cos, Sin, Sqrt: a host block's loop (host_loop) takes whole vectors from
 // libmvec where the build has it; GCC calls it only under -ffast-math.
 struct Cos {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::cos(a); }
+  KOKKOS_INLINE_FUNCTION T operator()(T a) const {
+    return Kokkos::cos(a);
+  }
   template <class T>
-  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::cos>(o, p[0], m); }
+  void host_loop(T* o, const T* const* p, std::int64_t m) const {
+    host_apply<Fn::cos>(o, p[0], m);
+  }
 };
 struct Sin {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::sin(a); }
+  KOKKOS_INLINE_FUNCTION T operator()(T a) const {
+    return Kokkos::sin(a);
+  }
   template <class T>
-  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::sin>(o, p[0], m); }
+  void host_loop(T* o, const T* const* p, std::int64_t m) const {
+    host_apply<Fn::sin>(o, p[0], m);
+  }
 };
 struct Sqrt {
   template <class T>
-  KOKKOS_INLINE_FUNCTION T operator()(T a) const { return Kokkos::sqrt(a); }
+  KOKKOS_INLINE_FUNCTION T operator()(T a) const {
+    return Kokkos::sqrt(a);
+  }
   template <class T>
-  void host_loop(T* o, const T* const* p, std::int64_t m) const { host_apply<Fn::sqrt>(o, p[0], m); }
+  void host_loop(T* o, const T* const* p, std::int64_t m) const {
+    host_apply<Fn::sqrt>(o, p[0], m);
+  }
 };
 // a + s
 template <class S>

@@ -33,11 +33,10 @@ struct Horner {
 
 template <class Exec, class X, class Y>
 void horner(const Exec& exec, const X& x, const Y& y, std::int64_t degree) {
-  Kokkos::parallel_for(
-      "portalab::horner",
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-          exec, 0, static_cast<std::int64_t>(y.extent(0))),
-      Horner<X, Y>{x, y, degree});
+  Kokkos::parallel_for("portalab::horner",
+                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                           exec, 0, static_cast<std::int64_t>(y.extent(0))),
+                       Horner<X, Y>{x, y, degree});
 }
 
 // The same sum in closed form, (1 − x^(degree+1)) / (1 − x), for |x| < 1:

@@ -68,8 +68,7 @@ using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
 // host, for views that are not contiguous (contiguous ones take host_map).
 template <class Exec>
 inline constexpr int elements_per_thread =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible ? 1
-                                                                                           : 4;
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible ? 1 : 4;
 
 template <class Exec>
 inline constexpr bool is_host_exec_v =
@@ -154,19 +153,25 @@ inline constexpr bool streaming_stores_compiled = PORTALAB_STREAMING_STORES;
 #if defined(__AVX512F__)
 using StreamVector = __m512i;
 inline StreamVector stream_load(const char* s) { return _mm512_loadu_si512(s); }
-inline void stream_put(char* d, StreamVector v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(d), v); }
+inline void stream_put(char* d, StreamVector v) {
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(d), v);
+}
 #elif defined(__AVX__)
 using StreamVector = __m256i;
 inline StreamVector stream_load(const char* s) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
 }
-inline void stream_put(char* d, StreamVector v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(d), v); }
+inline void stream_put(char* d, StreamVector v) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(d), v);
+}
 #else
 using StreamVector = __m128i;
 inline StreamVector stream_load(const char* s) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
 }
-inline void stream_put(char* d, StreamVector v) { _mm_stream_si128(reinterpret_cast<__m128i*>(d), v); }
+inline void stream_put(char* d, StreamVector v) {
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d), v);
+}
 #endif
 #endif
 
@@ -358,9 +363,9 @@ inline constexpr int chunks_per_item = is_host_exec_v<Exec> ? 1 : 4;
 // subview that starts at another element may not be.
 template <class... V>
 bool chunkable(const V&... v) {
-  return ((v.span_is_contiguous() &&
-           reinterpret_cast<std::uintptr_t>(v.data()) % chunk_bytes == 0) &&
-          ...);
+  return (
+      (v.span_is_contiguous() && reinterpret_cast<std::uintptr_t>(v.data()) % chunk_bytes == 0) &&
+      ...);
 }
 
 // Chunk j of a contiguous array at p (chunkable).

@@ -150,8 +150,8 @@ struct SumAsDouble {
 template <class Exec, class X>
 double sum(const Exec& exec, const X& x) {
   double total = 0.0;
-  Kokkos::parallel_reduce("portalab::sum", Range<Exec>(exec, 0, x.extent(0)),
-                          SumAsDouble<X>{x}, total);
+  Kokkos::parallel_reduce("portalab::sum", Range<Exec>(exec, 0, x.extent(0)), SumAsDouble<X>{x},
+                          total);
   return total;
 }
 

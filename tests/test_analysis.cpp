@@ -52,8 +52,7 @@ TEST(Analysis, SmallestSizeWhereTheDeviceBeatsTheBestHostSpace) {
   EXPECT_EQ(*found[0].with_copies.smallest_n, 100000u);
   const auto json = portalab::gpu_crossover_json(found);
   EXPECT_EQ(json[0]["with_copies"]["smallest_n"], 100000);
-  EXPECT_NE(portalab::format_analysis(rows).find("with copies from n = 100000"),
-            std::string::npos)
+  EXPECT_NE(portalab::format_analysis(rows).find("with copies from n = 100000"), std::string::npos)
       << portalab::format_analysis(rows);
 }
 

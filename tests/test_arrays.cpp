@@ -24,8 +24,7 @@ std::string vm_flags_at(const void* p) {
     std::uintptr_t lo = 0, hi = 0;
     char dash = 0;
     std::istringstream range(line);
-    if (range >> std::hex >> lo >> dash >> hi && dash == '-' &&
-        line.find(':') > line.find(' ')) {
+    if (range >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {
       inside = lo <= a && a < hi;
     } else if (inside && line.rfind("VmFlags:", 0) == 0) {
       return line;

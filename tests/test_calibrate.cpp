@@ -97,7 +97,8 @@ TEST(Calibrate, JsonHasEveryFieldWithSaneValues) {
 TEST(Calibrate, GemmLibraryIsReadFromTheRegionKokkosKernelsPushed) {
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
   for (const auto& s : quick_calibration().spaces)
-    if (s.host) EXPECT_EQ(s.gemm_library.at("float64"), portalab::vendor_library("BLAS")) << s.space;
+    if (s.host)
+      EXPECT_EQ(s.gemm_library.at("float64"), portalab::vendor_library("BLAS")) << s.space;
 #else
   GTEST_SKIP() << "Kokkos Kernels built without a BLAS TPL";
 #endif
@@ -114,8 +115,8 @@ TEST(Calibrate, FileReadsBackTheSame) {
 // The rows of a one-entry deck run against made-up limits, the same in every space.
 std::vector<portalab::Result> rows_against(const std::string& entry,
                                            const portalab::SpaceLimits& limits) {
-  const auto deck = portalab::parse_deck(
-      "reps = 2\nwarmups = 0\ncopies = \"none\"\n" + entry, "inline.toml", portalab::catalog());
+  const auto deck = portalab::parse_deck("reps = 2\nwarmups = 0\ncopies = \"none\"\n" + entry,
+                                         "inline.toml", portalab::catalog());
   portalab::Calibration cal;
   for (const auto& s : portalab::enabled_space_names()) {
     cal.spaces.push_back(limits);
@@ -252,8 +253,10 @@ TEST(Calibrate, RunReMeasuresALimitARowBeyondTheCacheOutran) {
 TEST(Calibrate, LimitsAreDataInTheFiles) {
   portalab::Limit duplex{portalab::Bound::transfer, 110.0, portalab::CopyMode::pinned};
   EXPECT_EQ(duplex.text(), "duplex pinned copies 110 GB/s");
-  EXPECT_EQ(duplex.to_json(), (nlohmann::json{{"name", "duplex"}, {"value", 110.0},
-                                              {"unit", "GB/s"}, {"copies", "pinned"}}));
+  EXPECT_EQ(duplex.to_json(), (nlohmann::json{{"name", "duplex"},
+                                              {"value", 110.0},
+                                              {"unit", "GB/s"},
+                                              {"copies", "pinned"}}));
   portalab::Limit gemm{portalab::Bound::compute, 51000.0, portalab::CopyMode::none};
   EXPECT_EQ(gemm.to_json(),
             (nlohmann::json{{"name", "gemm"}, {"value", 51000.0}, {"unit", "GFLOP/s"}}));
@@ -278,8 +281,12 @@ TEST(Calibrate, UnsteadyLimitsAreDataInTheFile) {
                 {"launch_us", 2, 4, 3, "", 0}};
   cal.spaces.push_back(s);
   const auto j = portalab::to_json(cal)["spaces"][0]["unsteady"];
-  EXPECT_EQ(j[0], (nlohmann::json{{"limit", "gemm_gflops"}, {"unit", "GFLOP/s"}, {"dtype", "float32"},
-                                  {"fastest", 100.0}, {"slowest", 50.0}, {"repetitions", 3}}));
+  EXPECT_EQ(j[0], (nlohmann::json{{"limit", "gemm_gflops"},
+                                  {"unit", "GFLOP/s"},
+                                  {"dtype", "float32"},
+                                  {"fastest", 100.0},
+                                  {"slowest", 50.0},
+                                  {"repetitions", 3}}));
   EXPECT_EQ(j[1]["bytes"], 1u << 20);
   EXPECT_EQ(j[1]["unit"], "GB/s");
   EXPECT_FALSE(j[1].contains("dtype"));
@@ -347,7 +354,8 @@ TEST(Calibrate, HostStoresFollowTheCalibrationOrTheEnvironment) {
   auto applied = policies.described;
   ASSERT_EQ(applied.size(), hosts.size());
   ASSERT_EQ(policies.by_space.size(), hosts.size());
-  EXPECT_EQ(stores_of(applied, hosts.front()), hosts.size() > 1 && compiled ? "streaming" : "plain");
+  EXPECT_EQ(stores_of(applied, hosts.front()),
+            hosts.size() > 1 && compiled ? "streaming" : "plain");
   EXPECT_EQ(stores_of(applied, hosts.front(), "copy_stores"), "plain");
   if (hosts.size() > 2)
     EXPECT_EQ(stores_of(applied, hosts[1], "copy_stores"), compiled ? "streaming" : "plain");
@@ -442,9 +450,8 @@ TEST(Calibrate, DotReadsComeBackAndAreApplied) {
 
   // The first host space in one chain, the others as measured or not at all.
   const auto hosts = host_spaces();
-  const auto c = measured_but_the_last_host([](portalab::SpaceLimits& s, bool first) {
-    s.dot_reads = first ? "chain" : "vectors";
-  });
+  const auto c = measured_but_the_last_host(
+      [](portalab::SpaceLimits& s, bool first) { s.dot_reads = first ? "chain" : "vectors"; });
   const auto policies = portalab::host_policies(&c);
   for (const auto& name : hosts) {
     const bool chain = policies.of(name).dot_chain_from >= 0;
@@ -470,8 +477,9 @@ TEST(HostBlas, WarnsOfKernelsNarrowerThanTheCpuNamingOpenBlasCoretype) {
   const auto fallback = portalab::narrow_kernels_warning(k, nullptr);
   EXPECT_NE(fallback.find("generic fallback"), std::string::npos) << fallback;
   EXPECT_NE(fallback.find("OPENBLAS_CORETYPE=SkylakeX"), std::string::npos) << fallback;
-  EXPECT_NE(portalab::narrow_kernels_warning(k, "Prescott").find("OPENBLAS_CORETYPE=Prescott is set"),
-            std::string::npos);
+  EXPECT_NE(
+      portalab::narrow_kernels_warning(k, "Prescott").find("OPENBLAS_CORETYPE=Prescott is set"),
+      std::string::npos);
   k.cpu_vector_bits = 256;
   EXPECT_NE(portalab::narrow_kernels_warning(k, nullptr).find("OPENBLAS_CORETYPE=Haswell"),
             std::string::npos);

@@ -13,9 +13,9 @@
 #include <map>
 #include <string>
 
+using portalab::catalog;
 using portalab::CopyMode;
 using portalab::InputError;
-using portalab::catalog;
 using portalab::parse_deck;
 
 namespace {
@@ -56,12 +56,12 @@ TEST(Deck, ProfileRepsOverridesEveryTablesReps) {
 }
 
 TEST(Deck, SizeRangesGrowByTheirFactor) {
-  const auto deck =
-      parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n", "d.toml", catalog());
+  const auto deck = parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n",
+                               "d.toml", catalog());
   EXPECT_EQ(deck.plans[0].sizes, (std::vector<std::size_t>{1000, 10000, 100000, 1000000}));
   // 'to' need not be reached exactly: the last size is the largest not beyond it.
-  const auto open =
-      parse_deck("[vector_poly]\nsizes = { from = 3, to = 100, factor = 4 }\n", "d.toml", catalog());
+  const auto open = parse_deck("[vector_poly]\nsizes = { from = 3, to = 100, factor = 4 }\n",
+                               "d.toml", catalog());
   EXPECT_EQ(open.plans[0].sizes, (std::vector<std::size_t>{3, 12, 48}));
 }
 
@@ -100,12 +100,13 @@ TEST(Deck, SpacesOptionRunsADeckOfSpacesNotCompiled) {
   threads.spaces = {"Serial", "Threads"};
   portalab::DeckOverrides o;
   o.spaces = std::vector<std::string>{"Threads"};
-  const auto deck = parse_deck("spaces = [\"OpenMP\"]\n[vector_poly]\n[stream_copy]\n"
-                               "spaces = [\"Cuda\"]\n", "d.toml", threads, o);
+  const auto deck = parse_deck(
+      "spaces = [\"OpenMP\"]\n[vector_poly]\n[stream_copy]\n"
+      "spaces = [\"Cuda\"]\n",
+      "d.toml", threads, o);
   for (const auto& plan : deck.plans) EXPECT_EQ(plan.spaces, std::vector<std::string>{"Threads"});
   // Without the option the deck's space is refused, naming it.
-  EXPECT_THROW(parse_deck("spaces = [\"OpenMP\"]\n[vector_poly]\n", "d.toml", threads),
-               InputError);
+  EXPECT_THROW(parse_deck("spaces = [\"OpenMP\"]\n[vector_poly]\n", "d.toml", threads), InputError);
 }
 
 TEST(Deck, ExperimentParametersTakeDefaultsDeckValuesAndOverrides) {
@@ -198,7 +199,8 @@ const BadDeck bad_decks[] = {
     {"parameter_string", "[concurrent_small]\nkernels = \"many\"\n", "bad.toml:2:11",
      "expects an integer from 1 to 1048576; got a string"},
     {"parameter_global", "chunks = 4\n[copy_overlap]\n", "bad.toml:1:1", "unknown key 'chunks'"},
-    {"non_ascii_after_value", "[vector_poly]\nsizes = [1\xcf\x8b]\n", "bad.toml:2:", "invalid TOML"},
+    {"non_ascii_after_value", "[vector_poly]\nsizes = [1\xcf\x8b]\n",
+     "bad.toml:2:", "invalid TOML"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Deck, BadDecks, ::testing::ValuesIn(bad_decks),
@@ -290,7 +292,8 @@ TEST(Deck, NestingBeyondItsLimitIsRefusedBeforeParsing) {
   for (int i = 0; i < 40; ++i) lists += "[";
   EXPECT_EQ(error_of(lists + "1\n").rfind("d.toml:2:", 0), 0u);
   // Dots in strings, comments and numbers are no nesting.
-  EXPECT_EQ(error_of("# " + dotted.substr(0, 300) + "\n[vector_poly]\nsizes = [1.5e3, 2e3]\n"
+  EXPECT_EQ(error_of("# " + dotted.substr(0, 300) +
+                     "\n[vector_poly]\nsizes = [1.5e3, 2e3]\n"
                      "dtypes = \"float64\" # a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z."
                      "a.b.c.d.e.f.g\n"),
             "");
@@ -349,9 +352,9 @@ TEST(KokkosOptions, ValuesKokkosWouldAbortOrCrashOnAreInputErrors) {
   };
   for (const std::string bad :
        {"--kokkos-num-threads=0", "--kokkos-num-threads=-4", "--kokkos-num-threads=four",
-        "--kokkos-num-threads=4x", "--kokkos-num-threads=4294967297",
-        "--kokkos-num-threads=65", "--kokkos-num-threads=", "--kokkos-num-threads",
-        "--kokkos-device-id=2", "--kokkos-device-id=-1", "--kokkos-map-device-id-by=near",
+        "--kokkos-num-threads=4x", "--kokkos-num-threads=4294967297", "--kokkos-num-threads=65",
+        "--kokkos-num-threads=", "--kokkos-num-threads", "--kokkos-device-id=2",
+        "--kokkos-device-id=-1", "--kokkos-map-device-id-by=near",
         "--kokkos-disable-warnings=perhaps", "--kokkos-numthreads=4", "--kokkos-help=yes",
         "--kokkos-num-devices=2", "--kokkos-threads=2"})
     EXPECT_EQ(error({bad}, no_env).rfind("'" + bad + "'", 0), 0u) << bad;
@@ -398,8 +401,8 @@ TEST(KokkosOptions, OptionsThatCannotApplyAreRefusedAndVariablesSaid) {
     return text.find(part) != std::string::npos;
   };
   const portalab::KokkosOptionLimits host{64, -1, true, false, true};
-  for (const std::string arg : {"--kokkos-device-id=0", "--kokkos-device-id=99",
-                                "--kokkos-map-device-id-by=random"}) {
+  for (const std::string arg :
+       {"--kokkos-device-id=0", "--kokkos-device-id=99", "--kokkos-map-device-id-by=random"}) {
     const auto o = check({arg}, {}, host);
     EXPECT_EQ(o.error.rfind("'" + arg + "': cannot apply", 0), 0u) << o.error;
     EXPECT_TRUE(has(o.error, "no device space")) << o.error;
@@ -563,10 +566,10 @@ TEST(Deck, ErrorsNameTheTopLevelKeyOrTheOptionTheyCameFrom) {
             "d.toml:1:8: top-level reps expects an integer >= 1; got 0");
   EXPECT_EQ(error_of("reps = 5\n[vector_poly]\nreps = 0\n"),
             "d.toml:3:8: [vector_poly] reps expects an integer >= 1; got 0");
-  EXPECT_EQ(
-      error_of("dtypes = [\"float16\"]\n[vector_poly]\n")
-          .rfind("d.toml:1:11: top-level dtypes (for [vector_poly]): 'float16' is not one of", 0),
-      0u);
+  EXPECT_EQ(error_of("dtypes = [\"float16\"]\n[vector_poly]\n")
+                .rfind("d.toml:1:11: top-level dtypes (for [vector_poly]): 'float16' is not one of",
+                       0),
+            0u);
 }
 
 }  // namespace

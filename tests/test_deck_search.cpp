@@ -88,7 +88,8 @@ TEST_F(DeckSearch, WhatStandsInTheWayIsNamed) {
   ASSERT_EQ(::mkfifo("pipe", 0600), 0);
   fs::create_directories("folder");
   write("a_file", "");
-  EXPECT_EQ(error("pipe", {m_root / "installed"}), "deck 'pipe': a named pipe (FIFO), not a deck file");
+  EXPECT_EQ(error("pipe", {m_root / "installed"}),
+            "deck 'pipe': a named pipe (FIFO), not a deck file");
   EXPECT_EQ(error("broken", {m_root / "installed"}),
             "deck 'broken': " + (m_root / "installed/broken.toml").string() +
                 ": a symbolic link to '" + (m_root / "installed/nothing.toml").string() +
@@ -97,10 +98,10 @@ TEST_F(DeckSearch, WhatStandsInTheWayIsNamed) {
   EXPECT_EQ(error("a_file/deck.toml", {}),
             "deck 'a_file/deck.toml': 'a_file' in it is a file, not a folder");
   EXPECT_EQ(error("/dev/null", {}), "deck '/dev/null': a character device, not a deck file");
-  EXPECT_EQ(error("folder", {m_root / "none"}).rfind(
-                "deck 'folder': no deck file; looked in this order at folder (a folder), "
-                "folder.toml, ",
-                0),
+  EXPECT_EQ(error("folder", {m_root / "none"})
+                .rfind("deck 'folder': no deck file; looked in this order at folder (a folder), "
+                       "folder.toml, ",
+                       0),
             0u);
   fs::create_symlink("loop_b", "loop_a");
   fs::create_symlink("loop_a", "loop_b");

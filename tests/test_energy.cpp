@@ -92,7 +92,8 @@ ScopedEnv watts(const char* w) { return ScopedEnv("FAKE_NVML_WATTS", w); }
 
 TEST(Energy, WithoutTheLibraryTheGpuIsNotMeasuredAndSaysWhy) {
   ScopedEnv lib("PORTALAB_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-  EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}, {"pci_bus_id", "00000000:3b:00.0"}});
+  EnergyMeters meters = EnergyMeters::open(
+      {{"uuid", "GPU-fake"}, {"pci_bus_id", "00000000:3b:00.0"}});
   EXPECT_EQ(meters.gpu, nullptr);
   EXPECT_NE(meters.gpu_why_not.find("NVML not loaded"), std::string::npos) << meters.gpu_why_not;
   EXPECT_NE(meters.gpu_why_not.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
@@ -153,13 +154,15 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   auto power = watts("200");
   EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
   ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
-  const EntryEnergy e = three_reps(meters, true, true, 10);  // 9 phases of 10 ms or more (not measured)
+  const EntryEnergy e = three_reps(meters, true, true,
+                                   10);  // 9 phases of 10 ms or more (not measured)
   ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
   EXPECT_GE(e.gpu.seconds, 0.090);
   EXPECT_NEAR(e.gpu.joules, 200 * e.gpu.seconds, 0.05 * 200 * e.gpu.seconds);
   EXPECT_NEAR(e.gpu.mean_power_w, 200.0, 10.0);
   EXPECT_DOUBLE_EQ(e.gpu.joules_per_rep, e.gpu.joules / 3);
-  EXPECT_GE(e.gpu.kernel_joules, 200 * 0.030 - 0.01);  // three kernels of 10 ms at least (not measured)
+  EXPECT_GE(e.gpu.kernel_joules,
+            200 * 0.030 - 0.01);  // three kernels of 10 ms at least (not measured)
   EXPECT_LT(e.gpu.kernel_joules, e.gpu.joules);
   EXPECT_DOUBLE_EQ(e.gpu.kernel_joules_per_rep, e.gpu.kernel_joules / 3);
   EXPECT_EQ(e.gpu.reps, 3);
@@ -294,8 +297,7 @@ TEST(Energy, RaplSumsThePackagesAndTheirDram) {
   std::string why;
   auto cpu = CpuMeter::open(root.string(), why);
   ASSERT_NE(cpu, nullptr) << why;
-  EXPECT_EQ(cpu->zones(), (std::vector<std::string>{"intel-rapl:0 package-0",
-                                                    "intel-rapl:0:1 dram",
+  EXPECT_EQ(cpu->zones(), (std::vector<std::string>{"intel-rapl:0 package-0", "intel-rapl:0:1 dram",
                                                     "intel-rapl:1 package-1"}));
   write(root / "intel-rapl:0" / "energy_uj", "1000100");    // +1 J
   write(root / "intel-rapl:0:0" / "energy_uj", "9000100");  // core: part of package-0
@@ -388,15 +390,15 @@ Result energy_row(const std::string& space, std::size_t n, double joules_per_rep
 
 TEST(Energy, TheCrossoverInJoulesIsTheSmallestSizeTheGpuTakesFewer) {
   const std::vector<Result> rows{
-      energy_row("Serial", 1000, 1.0, 1.0),  energy_row("OpenMP", 1000, 0.8, 0.8),
-      energy_row("Cuda", 1000, 2.0, 0.5),    energy_row("Serial", 100000, 10, 10),
+      energy_row("Serial", 1000, 1.0, 1.0), energy_row("OpenMP", 1000, 0.8, 0.8),
+      energy_row("Cuda", 1000, 2.0, 0.5),   energy_row("Serial", 100000, 10, 10),
       energy_row("Cuda", 100000, 5.0, 1.0),
   };
   const auto found = find_crossovers(rows);
   ASSERT_EQ(found.size(), 1u);
   const Crossover& c = found.front();
   ASSERT_TRUE(c.energy_with_copies.measured);
-  EXPECT_EQ(c.energy_with_copies.smallest_n, 100000u);  // 2 J against the host's best 0.8 J
+  EXPECT_EQ(c.energy_with_copies.smallest_n, 100000u);   // 2 J against the host's best 0.8 J
   EXPECT_EQ(c.energy_without_copies.smallest_n, 1000u);  // 0.5 J
   EXPECT_TRUE(c.energy_without_copies.holds_above);
   const auto j = gpu_crossover_json(found);
@@ -434,10 +436,11 @@ TEST(Energy, TheRunnerFillsEachRowsEnergy) {
   ScopedEnv powercap("PORTALAB_POWERCAP_ROOT", root.string());
   EnergyMeters meters = EnergyMeters::open(nlohmann::json());
   ASSERT_NE(meters.cpu, nullptr) << meters.cpu_why_not;
-  const Deck deck = parse_deck("reps = 3\nwarmups = 0\nspaces = [\"Serial\"]\ncopies = "
-                               "[\"none\"]\ncalibrate = \"none\"\n[vector_poly]\nsizes = "
-                               "[100]\nvariants = [\"fused\"]\n",
-                               "energy.toml", catalog());
+  const Deck deck = parse_deck(
+      "reps = 3\nwarmups = 0\nspaces = [\"Serial\"]\ncopies = "
+      "[\"none\"]\ncalibrate = \"none\"\n[vector_poly]\nsizes = "
+      "[100]\nvariants = [\"fused\"]\n",
+      "energy.toml", catalog());
   RunOptions options;
   options.energy = &meters;
   const RunSummary with = run_deck(deck, options, nlohmann::json::object());

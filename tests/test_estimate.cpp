@@ -165,7 +165,8 @@ TEST(Plan, EntriesComeInTheRunnersOrder) {
 reps = 1
 warmups = 0
 calibrate = "none"
-spaces = ["Serial", ")" + parallel_host() + R"("]
+spaces = ["Serial", ")" + parallel_host() +
+                                   R"("]
 copies = ["pageable", "pinned", "none"]
 [vector_poly]
 sizes = [100, 200]
@@ -210,7 +211,8 @@ TEST(Progress, EveryLineSaysElapsedAndLeft) {
 reps = 1
 warmups = 0
 calibrate = "none"
-spaces = ["Serial", ")" + parallel_host() + R"("]
+spaces = ["Serial", ")" + parallel_host() +
+                                   R"("]
 [vector_poly]
 sizes = [100]
 )",

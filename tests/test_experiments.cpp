@@ -27,8 +27,8 @@ std::vector<Param> all_cases() {
   for (const auto& e : portalab::experiments()) {
     for (const auto& space : portalab::enabled_space_names())
       for (const auto& dtype : e.dtypes)
-        for (auto mode : {portalab::CopyMode::pageable, portalab::CopyMode::pinned,
-                          portalab::CopyMode::none}) {
+        for (auto mode :
+             {portalab::CopyMode::pageable, portalab::CopyMode::pinned, portalab::CopyMode::none}) {
           if (mode == portalab::CopyMode::pinned && portalab::is_host_space(space)) continue;
           out.push_back({e.name, space, dtype, mode});
         }
@@ -40,7 +40,8 @@ std::vector<Param> all_cases() {
 // the test stays quick and still splits work over several instances.
 portalab::Parameters small_parameters(const portalab::ExperimentInfo& info) {
   portalab::Parameters p;
-  for (const auto& d : info.parameters) p[d.name] = std::min<std::int64_t>(d.default_value, std::max<std::int64_t>(d.min, 8));
+  for (const auto& d : info.parameters)
+    p[d.name] = std::min<std::int64_t>(d.default_value, std::max<std::int64_t>(d.min, 8));
   return p;
 }
 
@@ -79,8 +80,8 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
       ++ran;
       run_variant(*c, v);
       const auto check = c->verify(v);
-      EXPECT_TRUE(check.pass) << variant << " n=" << n << ": rel_error " << check.rel_error
-                              << " > " << check.tolerance << " " << check.detail;
+      EXPECT_TRUE(check.pass) << variant << " n=" << n << ": rel_error " << check.rel_error << " > "
+                              << check.tolerance << " " << check.detail;
       if (info->same_outputs) {
         if (!first_digest) first_digest = a.output_digest();
         EXPECT_EQ(a.output_digest(), *first_digest)
@@ -88,8 +89,8 @@ TEST_P(EveryExperiment, EachVariantPassesItsCheckAtAwkwardSizes) {
       }
     }
   }
-  if (ran == 0) GTEST_SKIP() << "no variant applies to " << p.space << " with copies="
-                             << to_string(p.mode);
+  if (ran == 0)
+    GTEST_SKIP() << "no variant applies to " << p.space << " with copies=" << to_string(p.mode);
 }
 
 TEST_P(EveryExperiment, CheckFailsWhenTheKernelDidNotRun) {
@@ -113,8 +114,8 @@ TEST_P(EveryExperiment, DeclaresWorkAndFootprint) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryExperiment, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) {
-                           std::string name = info.param.experiment + "_" + info.param.space +
-                                              "_" + info.param.dtype + "_" +
+                           std::string name = info.param.experiment + "_" + info.param.space + "_" +
+                                              info.param.dtype + "_" +
                                               std::string(to_string(info.param.mode));
                            return name;
                          });
@@ -134,7 +135,9 @@ TEST(VariantTables, ArrayOpsShowsTheLabsValues) {
   EXPECT_NE(shown.find("x+10: [11 13 15 17 19]"), std::string::npos) << shown;
   EXPECT_NE(shown.find("x/y: [0.5 0.75 0.83333333 0.875 0.9]"), std::string::npos) << shown;
   const auto* squared = portalab::find_experiment("squared_diff");
-  EXPECT_EQ(squared->make(space, "float64", 5, portalab::CopyMode::none, {}, portalab::world())->show(0), "");
+  EXPECT_EQ(
+      squared->make(space, "float64", 5, portalab::CopyMode::none, {}, portalab::world())->show(0),
+      "");
 }
 
 // The run's policy reaches the kernels through the run state, and the call

@@ -39,7 +39,9 @@ class Kernels : public ::testing::Test {
   // one host block (kernels::host_block) exactly, and one more element.
   static constexpr std::array<std::size_t, 6> sizes{1, 7, 1000, 2048, 2049, 100003};
 
-  static auto host(const View& v) { return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v); }
+  static auto host(const View& v) {
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  }
 
   static View filled(const char* label, std::size_t n, double scale) {
     View v(std::string(label), n);
@@ -91,8 +93,8 @@ void check_copies(portalab::kernels::Paths& paths) {
     Space exec;
     const auto whole = std::pair<std::size_t, std::size_t>(0, n);
     const auto shifted = std::pair<std::size_t, std::size_t>(1, n + 1);
-    for (auto [from, to] : {std::pair{whole, whole}, std::pair{shifted, shifted},
-                            std::pair{whole, shifted}}) {
+    for (auto [from, to] :
+         {std::pair{whole, whole}, std::pair{shifted, shifted}, std::pair{whole, shifted}}) {
       Kokkos::deep_copy(z, T(-7));
       Kokkos::deep_copy(naive, T(-7));
       portalab::kernels::stream_copy(exec, paths, Kokkos::subview(x, from), Kokkos::subview(z, to));
@@ -201,8 +203,15 @@ void check_broadcast(portalab::kernels::Paths& paths, int rows, int cols, int of
 TYPED_TEST(Kernels, BroadcastAddsARowToEveryRowAndAColumnToEveryColumn) {
   using Space = TypeParam;
   with_either_store([&](portalab::kernels::Paths& paths) {
-    for (auto [rows, cols] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {3, 7}, {33, 129},
-                              {131, 257}, {1, 300}, {300, 1}})
+    for (auto [rows, cols] : {std::pair{1, 1},
+                              {1, 9},
+                              {9, 1},
+                              {7, 3},
+                              {3, 7},
+                              {33, 129},
+                              {131, 257},
+                              {1, 300},
+                              {300, 1}})
       for (int offset : {0, 1}) {
         check_broadcast<Space, Kokkos::LayoutLeft>(paths, rows, cols, offset);
         check_broadcast<Space, Kokkos::LayoutRight>(paths, rows, cols, offset);

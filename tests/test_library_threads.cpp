@@ -70,7 +70,7 @@ int count_no_space_has() {
 }
 
 // A macro: GTEST_SKIP returns from the test itself.
-#define SKIP_UNLESS_SETTABLE()                                    \
+#define SKIP_UNLESS_SETTABLE()                                         \
   if (const auto& c = LibraryThreadControl::instance(); !c.settable()) \
   GTEST_SKIP() << "host BLAS: " << c.describe()
 
@@ -249,8 +249,8 @@ TEST(LibraryThreads, OpenBlasWithOpenMpStartsTheWorkersItIsGiven) {
       const int before = tasks();
       const auto saved = control.set(threads);
       seen = control.current();
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n,
-                  b.data(), n, 0.0, c.data(), n);
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n,
+                  0.0, c.data(), n);
       started = tasks() - before;
       control.restore(saved);
     });
@@ -344,7 +344,9 @@ TEST(ThreadsAffinity, RanksOfANodeShareItsCores) {
   const auto names = portalab::enabled_space_names();
   const bool parallel = std::find(names.begin(), names.end(), "OpenMP") != names.end() ||
                         std::find(names.begin(), names.end(), "Threads") != names.end();
-  auto share = [&](const char* n) { return parallel ? fmt::format("--kokkos-num-threads={}", n) : ""; };
+  auto share = [&](const char* n) {
+    return parallel ? fmt::format("--kokkos-num-threads={}", n) : "";
+  };
   auto unset = [](const char*) -> const char* { return nullptr; };
   using portalab::threads_per_rank_option;
   EXPECT_EQ(threads_per_rank_option(4, 64, 64, {}, unset), share("16"));

@@ -65,7 +65,9 @@ TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
   // A lambda in the test body: it may call the fixture's protected helpers.
   auto check = [](auto zero) {
     using T = decltype(zero);
-    struct Shape { std::size_t m, n, k; };
+    struct Shape {
+      std::size_t m, n, k;
+    };
     for (const Shape s : {Shape{1, 1, 1}, Shape{7, 13, 5}, Shape{130, 67, 129}, Shape{3, 200, 17},
                           Shape{257, 131, 263}, Shape{1, 97, 300}, Shape{193, 1, 2}}) {
       auto a = Fixture::template random<T>(s.m, s.k, 1);
@@ -127,8 +129,7 @@ TYPED_TEST(Linalg, GemmTiledWithSeveralThreadsPerTeam) {
   const std::size_t m = 31, n = 17, k = 23;
   auto a = TestFixture::template random<double>(m, k, 4);
   auto b = TestFixture::template random<double>(k, n, 5);
-  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n),
-      cp("cp", m, n);
+  typename TestFixture::template Matrix<double> c21("c21", m, n), c12("c12", m, n), cp("cp", m, n);
   Space exec;
   portalab::kernels::gemm_tiled(exec, a, b, c21, SmallTeamTiling<2, 1>{});
   portalab::kernels::gemm_tiled(exec, a, b, c12, SmallTeamTiling<1, 2>{});
@@ -246,10 +247,14 @@ TYPED_TEST(Linalg, DotInOneChainCountsEveryTermOnce) {
 // det [[0, 2], [3, 4]] = −6 needs a row swap; a 3×3 cyclic permutation has det +1.
 TYPED_TEST(Linalg, DeterminantSignAndLogFromPivotedLu) {
   using Space = TypeParam;
-  struct Case { std::size_t n; std::vector<double> columns; double sign, log_abs; };
-  for (const auto& c : {Case{2, {0, 3, 2, 4}, -1, std::log(6.0)},
-                        Case{3, {0, 1, 0, 0, 0, 1, 1, 0, 0}, 1, 0.0},
-                        Case{1, {-0.5}, -1, std::log(0.5)}}) {
+  struct Case {
+    std::size_t n;
+    std::vector<double> columns;
+    double sign, log_abs;
+  };
+  for (const auto& c :
+       {Case{2, {0, 3, 2, 4}, -1, std::log(6.0)}, Case{3, {0, 1, 0, 0, 0, 1, 1, 0, 0}, 1, 0.0},
+        Case{1, {-0.5}, -1, std::log(0.5)}}) {
     auto a = TestFixture::template matrix<double>(c.n, c.n, c.columns);
     typename TestFixture::Pivots ipiv("ipiv", c.n);
     Kokkos::View<double*, typename TestFixture::Device> summary("s", 3);

@@ -80,8 +80,8 @@ TEST(RegionRecorder, TheLoadedToolReceivesEveryEventInOrder) {
   region("after");
   EXPECT_EQ(received(),
             (std::vector<std::string>{"push portalab/gemm/Serial/cold",
-                                      "push KokkosBlas::gemm[TPL_BLAS,double]", "pop",
-                                      "for fill", "end for", "pop", "push after", "pop"}));
+                                      "push KokkosBlas::gemm[TPL_BLAS,double]", "pop", "for fill",
+                                      "end for", "pop", "push after", "pop"}));
   EXPECT_EQ(tools::get_callbacks().push_region, tool.callbacks().push_region)
       << "the tool's push callback was not given back";
 }

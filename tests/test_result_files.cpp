@@ -82,8 +82,8 @@ class ResultFileWriter : public ::testing::Test {
  protected:
   void SetUp() override {
     dir = fs::path(PORTALAB_TEST_FILES_DIR) /
-          ("portalab_result_files_" + std::string(
-                                          ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+          ("portalab_result_files_" +
+           std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir);
   }
   // The folder is left for results.schema to validate; SetUp empties it.
@@ -104,7 +104,8 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
     const auto doc = nlohmann::json::parse(read(dir / "results.json"));
     ASSERT_LE(doc["results"].size(), journal.size());
     ASSERT_GE(2 * doc["results"].size(), journal.size());  // rewritten as the rows double
-    for (std::size_t k = 0; k < doc["results"].size(); ++k) EXPECT_EQ(doc["results"][k], journal[k]);
+    for (std::size_t k = 0; k < doc["results"].size(); ++k)
+      EXPECT_EQ(doc["results"][k], journal[k]);
     EXPECT_EQ(doc["provenance"]["command"], nlohmann::json::array({"test"}));
   }
   files.finish(rows, {{"entries", rows.size()}});
@@ -144,7 +145,8 @@ TEST_F(ResultFileWriter, TextThatIsNotUtf8IsWrittenReplaced) {
   files.finish(rows, summary(rows.size()));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
   EXPECT_EQ(doc["results"][0]["note"].get<std::string>().rfind("library said ", 0), 0u);
-  EXPECT_NE(read(dir / "results.csv").find("library said \xef\xbf\xbd"), std::string::npos);  // U+FFFD
+  EXPECT_NE(read(dir / "results.csv").find("library said \xef\xbf\xbd"),
+            std::string::npos);  // U+FFFD
 }
 
 TEST_F(ResultFileWriter, ASecondRunIntoTheFolderIsRefusedWhileTheFirstWrites) {

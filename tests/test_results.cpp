@@ -34,9 +34,12 @@ std::vector<std::string> split(const std::string& line) {
   std::string cell;
   bool quoted = false;
   for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.push_back(std::exchange(cell, {}));
-    else cell += c;
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      out.push_back(std::exchange(cell, {}));
+    else
+      cell += c;
   }
   out.push_back(cell);
   return out;
@@ -104,8 +107,8 @@ TEST_F(ResultFiles, JsonHasEveryFieldAndProvenance) {
     }
   }
   const auto& p = doc["provenance"];
-  for (const char* k : {"kokkos", "kokkos_kernels", "build", "devices", "host", "slurm", "deck",
-                        "portalab"})
+  for (const char* k :
+       {"kokkos", "kokkos_kernels", "build", "devices", "host", "slurm", "deck", "portalab"})
     EXPECT_TRUE(p.contains(k)) << k;
   EXPECT_EQ(p["kokkos"]["version"].get<std::string>().rfind("4.", 0), 0u);
   EXPECT_EQ(p["deck"]["path"], "inline.toml");

@@ -51,7 +51,8 @@ class Unserved {
   static auto variants() {
     return std::array{
         Variant<Unserved>{.name = "portable", .run = &Unserved::copy},
-        Variant<Unserved>{.name = "vendor", .run = &Unserved::copy,
+        Variant<Unserved>{.name = "vendor",
+                          .run = &Unserved::copy,
                           .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
@@ -74,18 +75,20 @@ class Unserved {
 const Registry& test_registry() {
   static const Registry registry = [] {
     Registry r = global_registry();
-    register_experiment<WrongAnswer, double>(r, {
-                                                    .name = "test_wrong_answer",
-                                                    .summary = "a result that never passes its check",
-                                                    .default_sizes = {100},
-                                                    .default_dtypes = {"float64"},
-                                                });
-    register_experiment<Unserved, double, std::int64_t>(r, {
-                                                               .name = "test_unserved",
-                                                               .summary = "a variant no library serves for int64",
-                                                               .default_sizes = {100},
-                                                               .default_dtypes = {"float64"},
-                                                           });
+    register_experiment<WrongAnswer, double>(r,
+                                             {
+                                                 .name = "test_wrong_answer",
+                                                 .summary = "a result that never passes its check",
+                                                 .default_sizes = {100},
+                                                 .default_dtypes = {"float64"},
+                                             });
+    register_experiment<Unserved, double, std::int64_t>(
+        r, {
+               .name = "test_unserved",
+               .summary = "a variant no library serves for int64",
+               .default_sizes = {100},
+               .default_dtypes = {"float64"},
+           });
     return r;
   }();
   return registry;
@@ -95,7 +98,9 @@ TEST(Registry, ATestsExperimentStaysInItsOwnRegistry) {
   EXPECT_NE(test_registry().find("test_wrong_answer"), nullptr);
   EXPECT_EQ(find_experiment("test_wrong_answer"), nullptr);
   Registry copy = test_registry();
-  auto again = [&] { register_experiment<WrongAnswer, double>(copy, {.name = "test_wrong_answer"}); };
+  auto again = [&] {
+    register_experiment<WrongAnswer, double>(copy, {.name = "test_wrong_answer"});
+  };
   EXPECT_THROW(again(), std::logic_error);
 }
 

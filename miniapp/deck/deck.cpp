@@ -32,9 +32,9 @@ const std::vector<std::string>& experiment_keys() {
   return keys;
 }
 const std::vector<std::string>& global_keys() {
-  static const std::vector<std::string> keys{"dtypes",    "spaces",       "copies", "reps",
-                                             "warmups",   "calibrate",    "profile_reps",
-                                             "ranks",     "energy",       "watchdog_s"};
+  static const std::vector<std::string> keys{"dtypes",  "spaces",    "copies",       "reps",
+                                             "warmups", "calibrate", "profile_reps", "ranks",
+                                             "energy",  "watchdog_s"};
   return keys;
 }
 
@@ -91,9 +91,10 @@ class NestingScan {
   void check(int more = 0) {
     if (depth() + more > max_nesting) {
       const std::string at = line_column(m_text, std::min(m_at, m_text.size()));
-      throw InputError(fmt::format("{}{}: nested more than {} levels deep (tables, dotted keys, "
-                                   "lists); a deck needs three",
-                                   m_where, m_where.back() == '\'' ? "" : ":" + at, max_nesting));
+      throw InputError(
+          fmt::format("{}{}: nested more than {} levels deep (tables, dotted keys, "
+                      "lists); a deck needs three",
+                      m_where, m_where.back() == '\'' ? "" : ":" + at, max_nesting));
     }
   }
 
@@ -281,7 +282,8 @@ std::vector<std::string> strings(const toml::node& node, std::string_view contex
 int integer(const toml::node& node, std::string_view context, int min,
             int max = std::numeric_limits<int>::max()) {
   const auto v = node.value_exact<std::int64_t>();
-  if (!v) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, type_of(node)));
+  if (!v)
+    fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, type_of(node)));
   if (*v < min) fail(node, fmt::format("{} expects an integer >= {}; got {}", context, min, *v));
   if (*v > max)
     fail(node, fmt::format("{} expects an integer from {} to {}; got {}", context, min, max, *v));
@@ -354,8 +356,8 @@ std::vector<std::size_t> sizes(const toml::node& node, std::string_view context)
                                      context, shown(k.str())));
     for (const char* key : {"from", "to", "factor"})
       if (!range->contains(key))
-        fail(node, fmt::format("{}: a range needs from, to and factor; '{}' is missing", context,
-                               key));
+        fail(node,
+             fmt::format("{}: a range needs from, to and factor; '{}' is missing", context, key));
     const std::size_t from = size_value(*range->get("from"), context);
     const std::size_t to = size_value(*range->get("to"), context);
     const std::size_t factor = size_value(*range->get("factor"), context);
@@ -428,8 +430,8 @@ void apply_override(toml::table& root, const std::string& text) {
   const std::string source = "--set " + text;
 
   if (text.size() > max_set_bytes)
-    throw InputError(fmt::format("'--set {}': an override is at most {} bytes",
-                                 shown(text, 40), max_set_bytes));
+    throw InputError(
+        fmt::format("'--set {}': an override is at most {} bytes", shown(text, 40), max_set_bytes));
   NestingScan("value = " + raw, "'" + shown(source) + "'").run();
 
   toml::table parsed;
@@ -474,9 +476,9 @@ void check_keys(const toml::table& table, const std::vector<std::string>& allowe
                 std::string_view context) {
   for (auto&& [k, v] : table)
     if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end())
-      fail(k.source(), fmt::format("unknown key '{}' in {}; expected one of [{}]{}",
-                                   shown(k.str()), context, fmt::join(allowed, ", "),
-                                   did_you_mean(k.str(), allowed)));
+      fail(k.source(),
+           fmt::format("unknown key '{}' in {}; expected one of [{}]{}", shown(k.str()), context,
+                       fmt::join(allowed, ", "), did_you_mean(k.str(), allowed)));
 }
 
 }  // namespace
@@ -523,8 +525,10 @@ void check_json_nesting(std::string_view text, const std::string& path, int max_
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -579,9 +583,10 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     }
   }
   if (tables.empty())
-    throw InputError(fmt::format("{}: the deck names no experiment; add a table such as "
-                                 "[vector_poly]",
-                                 shown(path)));
+    throw InputError(
+        fmt::format("{}: the deck names no experiment; add a table such as "
+                    "[vector_poly]",
+                    shown(path)));
   std::stable_sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
     const auto& sa = a.second->source().begin;
     const auto& sb = b.second->source().begin;
@@ -599,12 +604,14 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   }
   if (const auto g = globals.find("energy"); g != globals.end()) {
     if (!g->second->is_string())
-      fail(*g->second, fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
+      fail(*g->second,
+           fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
     deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
   }
   if (const auto g = globals.find("watchdog_s"); g != globals.end())
-    deck.watchdog_s = integer(*g->second, "watchdog_s (seconds a rank may wait at a barrier; 0: "
-                                          "no watchdog)",
+    deck.watchdog_s = integer(*g->second,
+                              "watchdog_s (seconds a rank may wait at a barrier; 0: "
+                              "no watchdog)",
                               0);
   std::vector<const toml::node*> copies_nodes;  // of each plan, where given
   for (const auto& entry : tables) {
@@ -640,12 +647,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                         : info.variants;
     // --spaces replaces the deck's spaces: a deck written for an OpenMP build
     // runs on a Threads build with --spaces Threads.
-    plan.spaces = overrides.spaces ? spaces_option(*overrides.spaces, catalog)
+    plan.spaces = overrides.spaces   ? spaces_option(*overrides.spaces, catalog)
                   : lookup("spaces") ? spaces(catalog, *lookup("spaces"), context("spaces"))
                                      : catalog.spaces;
-    plan.copies = lookup("copies") ? copies(*lookup("copies"), context("copies"))
-                                   : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned,
-                                                           CopyMode::none};
+    plan.copies = lookup("copies")
+                      ? copies(*lookup("copies"), context("copies"))
+                      : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned, CopyMode::none};
     if (const auto* n = lookup("reps")) plan.reps = integer(*n, context("reps"), 1);
     if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, context("warmups"), 0);
     if (const auto* n = lookup("ranks")) plan.ranks = ranks_list(*n, context("ranks"));

@@ -45,14 +45,14 @@ struct ExperimentPlan {
   int reps = 10;
   int warmups = 2;
   std::vector<int> ranks;  // ascending; empty: all the ranks of the run
-  Parameters parameters;  // the experiment's own settings, defaults filled in
+  Parameters parameters;   // the experiment's own settings, defaults filled in
 };
 
 struct Deck {
   std::string path;
-  std::string hash;  // "fnv1a64:" and 16 hex digits of the file's bytes
+  std::string hash;                 // "fnv1a64:" and 16 hex digits of the file's bytes
   std::string calibrate = "quick";  // measure the machine's limits first: quick | full | none
-  bool energy = true;  // read the energy meters around each repetition (energy.hpp)
+  bool energy = true;               // read the energy meters around each repetition (energy.hpp)
   // The deck's watchdog_s: for entries whose steps outlast the watchdog's
   // default (ranks/watchdog.hpp); unset: the default.
   std::optional<int> watchdog_s;

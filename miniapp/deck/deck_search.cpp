@@ -163,13 +163,13 @@ std::string find_deck(const std::string& arg, const std::vector<fs::path>& folde
     throw InputError(fmt::format("deck '{}': a folder, not a deck file", shown(arg)));
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
-  throw InputError(fmt::format(
-      "deck '{}': {}; looked in this order at {} (relative paths from {}){}", shown(arg),
-      folder_seen ? "no deck file" : "no such file", fmt::join(tried, ", "),
-      ec ? "." : shown(cwd.string()),
-      arg.find('/') == std::string::npos
-          ? "; `portalab list --decks` shows the decks that can be named"
-          : ""));
+  throw InputError(
+      fmt::format("deck '{}': {}; looked in this order at {} (relative paths from {}){}",
+                  shown(arg), folder_seen ? "no deck file" : "no such file", fmt::join(tried, ", "),
+                  ec ? "." : shown(cwd.string()),
+                  arg.find('/') == std::string::npos
+                      ? "; `portalab list --decks` shows the decks that can be named"
+                      : ""));
 }
 
 std::vector<DeckListing> list_decks(const std::vector<fs::path>& folders) {

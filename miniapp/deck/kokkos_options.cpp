@@ -23,9 +23,9 @@ namespace {
 enum class Kind { integer, boolean, choice, text, flag };
 
 struct Option {
-  std::string_view name;   // without "--kokkos-"
+  std::string_view name;  // without "--kokkos-"
   Kind kind;
-  const char* env;         // the variable Kokkos reads for it, or nullptr
+  const char* env;  // the variable Kokkos reads for it, or nullptr
 };
 
 // Kokkos 4.6's options (core/src/impl/Kokkos_Core.cpp, Kokkos_Profiling.cpp).
@@ -115,9 +115,9 @@ int visible_devices(std::string_view value, const KokkosOptionLimits& limits) {
         "environment variable KOKKOS_VISIBLE_DEVICES={}: expected device ids{}, separated by "
         "commas, each once",
         shown(value),
-        limits.device_count > 0 ? fmt::format(" from 0 to {} ({} device{} present)",
-                                              limits.device_count - 1, limits.device_count,
-                                              limits.device_count == 1 ? "" : "s")
+        limits.device_count > 0
+            ? fmt::format(" from 0 to {} ({} device{} present)", limits.device_count - 1,
+                          limits.device_count, limits.device_count == 1 ? "" : "s")
         : limits.device_count == 0 ? std::string(" (no device is present)")
                                    : std::string()));
   return static_cast<int>(ids.size());
@@ -139,10 +139,10 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
         throw InputError(fmt::format("{}: no device is visible to this process", what));
       } else if (limits.device_count > 0) {
         if (!v || *v < 0 || *v >= limits.device_count)
-          throw InputError(fmt::format(
-              "{}: expected a device id from 0 to {} ({} device{} visible); got '{}'", what,
-              limits.device_count - 1, limits.device_count, limits.device_count == 1 ? "" : "s",
-              shown(value)));
+          throw InputError(
+              fmt::format("{}: expected a device id from 0 to {} ({} device{} visible); got '{}'",
+                          what, limits.device_count - 1, limits.device_count,
+                          limits.device_count == 1 ? "" : "s", shown(value)));
       } else if (!v || *v < 0 || *v > 1 << 20) {
         throw InputError(
             fmt::format("{}: expected a device id >= 0; got '{}'", what, shown(value)));
@@ -152,8 +152,8 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
     case Kind::boolean: {
       const std::string v = lower(value);
       if (v != "yes" && v != "true" && v != "1" && v != "no" && v != "false" && v != "0")
-        throw InputError(fmt::format("{}: expected true or false (yes/no, 1/0); got '{}'", what,
-                                     shown(value)));
+        throw InputError(
+            fmt::format("{}: expected true or false (yes/no, 1/0); got '{}'", what, shown(value)));
       return;
     }
     case Kind::choice:
@@ -164,8 +164,7 @@ void check_value(const Option& o, std::string_view value, const std::string& wha
     case Kind::text:
       if (value.empty()) throw InputError(fmt::format("{}: expected a value; got none", what));
       return;
-    case Kind::flag:
-      return;
+    case Kind::flag: return;
   }
 }
 
@@ -178,9 +177,9 @@ int kokkos_thread_limit() {
   return std::max(64, 16 * cpus);
 }
 
-std::vector<std::string> check_kokkos_options(
-    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
-    const KokkosOptionLimits& build) {
+std::vector<std::string> check_kokkos_options(const std::vector<std::string>& args,
+                                              const std::function<const char*(const char*)>& getenv,
+                                              const KokkosOptionLimits& build) {
   std::vector<std::string> warnings;
   // A device id chooses among KOKKOS_VISIBLE_DEVICES where it is set.
   KokkosOptionLimits limits = build;
@@ -214,8 +213,8 @@ std::vector<std::string> check_kokkos_options(
     }
     // Kokkos would take the last, unsaid; portalab's own options are refused twice too.
     if (const auto [before, first] = given.try_emplace(o->name, arg); !first)
-      throw InputError(fmt::format("'{}': given twice (also '{}'); give it once", said,
-                                   shown(before->second)));
+      throw InputError(
+          fmt::format("'{}': given twice (also '{}'); give it once", said, shown(before->second)));
     const bool has_value = eq != std::string_view::npos;
     if (o->kind == Kind::flag && has_value)
       throw InputError(fmt::format("'{}': takes no value", said));
@@ -237,9 +236,8 @@ std::vector<std::string> check_kokkos_options(
   }
   for (const auto& r : removed)
     if (const char* v = r.env ? getenv(r.env) : nullptr)
-      warnings.push_back(
-          fmt::format("environment variable {}={}: ignored: {}", r.env, shown(v),
-                      no_longer_read(r)));
+      warnings.push_back(fmt::format("environment variable {}={}: ignored: {}", r.env, shown(v),
+                                     no_longer_read(r)));
   // Kokkos takes a device id over a mapping, the command line over the
   // environment.
   auto setting = [&](std::string_view name, const char* env) -> std::string {
@@ -251,9 +249,10 @@ std::vector<std::string> check_kokkos_options(
   const std::string id = setting("device-id", "KOKKOS_DEVICE_ID");
   const std::string map = setting("map-device-id-by", "KOKKOS_MAP_DEVICE_ID_BY");
   if (limits.device_space && !id.empty() && !map.empty())
-    warnings.push_back(fmt::format("{}: ignored: a device id is given ({}), which Kokkos takes "
-                                   "instead",
-                                   map, id));
+    warnings.push_back(
+        fmt::format("{}: ignored: a device id is given ({}), which Kokkos takes "
+                    "instead",
+                    map, id));
   // Kokkos' OpenMP space starts as many threads as OpenMP would (its first
   // level: OMP_NUM_THREADS=8,2 asks 8).
   if (const char* v = getenv("OMP_NUM_THREADS"); v && limits.openmp) {
@@ -271,8 +270,8 @@ std::vector<std::string> check_kokkos_options(
   return warnings;
 }
 
-KokkosToolsRequest kokkos_tools_requested(
-    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv) {
+KokkosToolsRequest kokkos_tools_requested(const std::vector<std::string>& args,
+                                          const std::function<const char*(const char*)>& getenv) {
   KokkosToolsRequest request;
   std::string libs;
   for (const char* name : {"KOKKOS_PROFILE_LIBRARY", "KOKKOS_TOOLS_LIBS"})
@@ -297,30 +296,50 @@ KokkosToolsRequest kokkos_tools_requested(
 
 void check_kokkos_tools(const KokkosToolsRequest& request) {
   // What Kokkos 4.6 looks up in a tool (Kokkos_Profiling.cpp): one suffices.
-  static constexpr const char* callbacks[] = {
-      "kokkosp_init_library", "kokkosp_finalize_library", "kokkosp_begin_parallel_for",
-      "kokkosp_end_parallel_for", "kokkosp_begin_parallel_reduce",
-      "kokkosp_end_parallel_reduce", "kokkosp_begin_parallel_scan", "kokkosp_end_parallel_scan",
-      "kokkosp_push_profile_region", "kokkosp_pop_profile_region", "kokkosp_allocate_data",
-      "kokkosp_deallocate_data", "kokkosp_begin_deep_copy", "kokkosp_end_deep_copy",
-      "kokkosp_begin_fence", "kokkosp_end_fence", "kokkosp_dual_view_sync",
-      "kokkosp_dual_view_modify", "kokkosp_declare_metadata", "kokkosp_create_profile_section",
-      "kokkosp_start_profile_section", "kokkosp_stop_profile_section",
-      "kokkosp_destroy_profile_section", "kokkosp_profile_event", "kokkosp_print_help",
-      "kokkosp_parse_args", "kokkosp_provide_tool_programming_interface",
-      "kokkosp_request_tool_settings", "kokkosp_declare_output_type",
-      "kokkosp_declare_input_type", "kokkosp_request_values", "kokkosp_begin_context",
-      "kokkosp_end_context", "kokkosp_declare_optimization_goal"};
+  static constexpr const char* callbacks[] = {"kokkosp_init_library",
+                                              "kokkosp_finalize_library",
+                                              "kokkosp_begin_parallel_for",
+                                              "kokkosp_end_parallel_for",
+                                              "kokkosp_begin_parallel_reduce",
+                                              "kokkosp_end_parallel_reduce",
+                                              "kokkosp_begin_parallel_scan",
+                                              "kokkosp_end_parallel_scan",
+                                              "kokkosp_push_profile_region",
+                                              "kokkosp_pop_profile_region",
+                                              "kokkosp_allocate_data",
+                                              "kokkosp_deallocate_data",
+                                              "kokkosp_begin_deep_copy",
+                                              "kokkosp_end_deep_copy",
+                                              "kokkosp_begin_fence",
+                                              "kokkosp_end_fence",
+                                              "kokkosp_dual_view_sync",
+                                              "kokkosp_dual_view_modify",
+                                              "kokkosp_declare_metadata",
+                                              "kokkosp_create_profile_section",
+                                              "kokkosp_start_profile_section",
+                                              "kokkosp_stop_profile_section",
+                                              "kokkosp_destroy_profile_section",
+                                              "kokkosp_profile_event",
+                                              "kokkosp_print_help",
+                                              "kokkosp_parse_args",
+                                              "kokkosp_provide_tool_programming_interface",
+                                              "kokkosp_request_tool_settings",
+                                              "kokkosp_declare_output_type",
+                                              "kokkosp_declare_input_type",
+                                              "kokkosp_request_values",
+                                              "kokkosp_begin_context",
+                                              "kokkosp_end_context",
+                                              "kokkosp_declare_optimization_goal"};
   for (const std::string& lib : request.libs) {
     const std::string what = fmt::format("Kokkos Tools library '{}' ({})", lib, request.from);
     // A path is looked at first: dlopen would wait forever on a FIFO. A bare
     // name is searched for as the dynamic linker does.
-    if (struct stat st {}; lib.find('/') != std::string::npos && stat(lib.c_str(), &st) == 0 &&
-                           !S_ISREG(st.st_mode))
-      throw InputError(fmt::format("{}: not a regular file (a {}); expected a shared library",
-                                   what, S_ISDIR(st.st_mode)    ? "directory"
-                                         : S_ISFIFO(st.st_mode) ? "FIFO"
-                                                                : "device or socket"));
+    if (struct stat st{};
+        lib.find('/') != std::string::npos && stat(lib.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw InputError(fmt::format("{}: not a regular file (a {}); expected a shared library", what,
+                                   S_ISDIR(st.st_mode)    ? "directory"
+                                   : S_ISFIFO(st.st_mode) ? "FIFO"
+                                                          : "device or socket"));
     // The first as Kokkos loads it, and kept; the others, which Kokkos does
     // not load, are let go (provenance says what is loaded).
     const bool first = &lib == &request.libs.front();
@@ -328,8 +347,8 @@ void check_kokkos_tools(const KokkosToolsRequest& request) {
     void* handle = dlopen(lib.c_str(), RTLD_NOW | (first ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!handle) {
       const char* why = dlerror();
-      throw InputError(fmt::format("{}: cannot be loaded: {}; Kokkos would run without it",
-                                   what, why ? why : "dlopen failed"));
+      throw InputError(fmt::format("{}: cannot be loaded: {}; Kokkos would run without it", what,
+                                   why ? why : "dlopen failed"));
     }
     if (std::none_of(std::begin(callbacks), std::end(callbacks),
                      [&](const char* name) { return dlsym(handle, name) != nullptr; }))

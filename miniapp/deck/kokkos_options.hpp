@@ -33,9 +33,9 @@ int kokkos_thread_limit();
 // option given twice. Returns warnings, each naming its option or variable,
 // for what Kokkos would ignore: a variable that cannot apply to this build
 // (it may be set for every program of a site), a setting another overrides.
-std::vector<std::string> check_kokkos_options(
-    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
-    const KokkosOptionLimits& limits);
+std::vector<std::string> check_kokkos_options(const std::vector<std::string>& args,
+                                              const std::function<const char*(const char*)>& getenv,
+                                              const KokkosOptionLimits& limits);
 
 // The Kokkos Tools libraries a run asks for, read as Kokkos 4.6 reads them:
 // --kokkos-tools-libs= (or the older --kokkos-tools-library=) over
@@ -47,8 +47,8 @@ struct KokkosToolsRequest {
   std::string from;  // the option or variable that named them
   std::string args;  // --kokkos-tools-args= or KOKKOS_TOOLS_ARGS
 };
-KokkosToolsRequest kokkos_tools_requested(
-    const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv);
+KokkosToolsRequest kokkos_tools_requested(const std::vector<std::string>& args,
+                                          const std::function<const char*(const char*)>& getenv);
 
 // Loads each library asked for (the first as Kokkos will, and keeps it
 // loaded) and throws InputError naming it, where it was named and what

@@ -43,14 +43,13 @@ std::string format_duration(double ms) {
   return fmt::format("{} h {:02d} min", whole / 3600, (whole % 3600) / 60);
 }
 
-std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
-                                       const PlanOptions& options) {
+std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries, const PlanOptions& options) {
   std::vector<PlannedEntry> planned;
   planned.reserve(entries.size());
   const SpaceLimits* host = options.limits ? host_limits(*options.limits) : nullptr;
   std::optional<std::size_t> case_id;
-  std::string skip;          // why the current case cannot be made, as CaseSlot says it
-  bool setup_paid = false;   // by the case's first variant that runs, as in CaseSlot
+  std::string skip;         // why the current case cannot be made, as CaseSlot says it
+  bool setup_paid = false;  // by the case's first variant that runs, as in CaseSlot
   for (const Entry& entry : entries) {
     const ExperimentInfo& info = *entry.experiment;
     PlannedEntry e;
@@ -103,10 +102,10 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
 }
 
 std::string format_plan(const std::string& deck_path, const std::vector<PlannedEntry>& entries) {
-  const std::vector<std::string> head{"#",         "experiment", "variant",    "space",
-                                      "dtype",     "n",          "copies",     "memory",
-                                      "bytes/rep", "flops/rep",  "calls",      "kernel/rep",
-                                      "copies/rep", "setup",     "check",      "estimate",
+  const std::vector<std::string> head{"#",          "experiment", "variant", "space",
+                                      "dtype",      "n",          "copies",  "memory",
+                                      "bytes/rep",  "flops/rep",  "calls",   "kernel/rep",
+                                      "copies/rep", "setup",      "check",   "estimate",
                                       "limited by"};
   std::vector<std::vector<std::string>> rows;
   double total = 0.0;
@@ -134,9 +133,8 @@ std::string format_plan(const std::string& deck_path, const std::vector<PlannedE
     } else {
       const auto& est = *e.estimate;
       total += est.total_ms;
-      row.insert(row.end(), {ms_text(est.kernel_ms), ms_text(est.copies_ms),
-                             ms_text(est.setup_ms), ms_text(est.check_ms),
-                             ms_text(est.total_ms), est.limited_by});
+      row.insert(row.end(), {ms_text(est.kernel_ms), ms_text(est.copies_ms), ms_text(est.setup_ms),
+                             ms_text(est.check_ms), ms_text(est.total_ms), est.limited_by});
     }
     rows.push_back(std::move(row));
   }
@@ -145,16 +143,17 @@ std::string format_plan(const std::string& deck_path, const std::vector<PlannedE
     width[c] = head[c].size();
     for (const auto& r : rows) width[c] = std::max(width[c], r[c].size());
   }
-  std::string out = fmt::format("dry run of {}: {} entries, in the order they run (times in ms; "
-                                "calls = reps + warm-ups + 1 cold call)\n",
-                                shown(deck_path), entries.size());
+  std::string out = fmt::format(
+      "dry run of {}: {} entries, in the order they run (times in ms; "
+      "calls = reps + warm-ups + 1 cold call)\n",
+      shown(deck_path), entries.size());
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const bool left = c >= 1 && c <= 6;  // names left, figures right
       s += c + 1 == cells.size() ? cells[c]
-           : left               ? fmt::format("{:<{}}  ", cells[c], width[c])
-                                : fmt::format("{:>{}}  ", cells[c], width[c]);
+           : left                ? fmt::format("{:<{}}  ", cells[c], width[c])
+                                 : fmt::format("{:>{}}  ", cells[c], width[c]);
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";

@@ -19,10 +19,10 @@ struct Calibration;
 
 struct PlannedEntry {
   Entry entry;
-  std::size_t footprint = 0;  // bytes the case allocates in its space
-  Work work;                  // per repetition
-  int repetitions = 0;        // reps + warmups + 1 cold call
-  std::string not_run;        // why it will not be measured ("" when it will)
+  std::size_t footprint = 0;              // bytes the case allocates in its space
+  Work work;                              // per repetition
+  int repetitions = 0;                    // reps + warmups + 1 cold call
+  std::string not_run;                    // why it will not be measured ("" when it will)
   std::optional<EntryEstimate> estimate;  // none without limits for its space
   double estimated_ms() const { return not_run.empty() && estimate ? estimate->total_ms : 0.0; }
 };
@@ -37,8 +37,7 @@ struct PlanOptions {
 
 // Each entry's work and footprint, through its experiment in the registry,
 // and its estimate where the limits have its space.
-std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries,
-                                       const PlanOptions& options);
+std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries, const PlanOptions& options);
 
 // The plan as `--dry-run` prints it: one line per entry, then the total.
 std::string format_plan(const std::string& deck_path, const std::vector<PlannedEntry>& entries);

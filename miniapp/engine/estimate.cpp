@@ -35,8 +35,7 @@ EntryEstimate estimate_entry(const EntryWork& entry, const SpaceLimits& space,
                              const SpaceLimits& host) {
   EntryEstimate e;
   const double launch_ms = launch_us(space) * 1e-3;
-  const double memory =
-      entry.bound == Bound::read ? space.read_limit_gbps() : space.memory_gbps();
+  const double memory = entry.bound == Bound::read ? space.read_limit_gbps() : space.memory_gbps();
 
   // Kernel phase: the slower of moving its bytes and doing its FLOPs, plus
   // its launches, each at least a launch and fence.

@@ -17,16 +17,16 @@ struct SpaceLimits;
 
 // One entry as the estimate sees it.
 struct EntryWork {
-  Work work;                  // one repetition's kernel phase, as the experiment declares it
-  double h2d_bytes = 0.0;     // copied in per repetition; 0 when there are no copies
-  double d2h_bytes = 0.0;     // copied out per repetition
+  Work work;                         // one repetition's kernel phase, as the experiment declares it
+  double h2d_bytes = 0.0;            // copied in per repetition; 0 when there are no copies
+  double d2h_bytes = 0.0;            // copied out per repetition
   CopyMode copies = CopyMode::none;  // which transfer rate applies
-  std::string dtype;          // the gemm rate of this type bounds the FLOPs
-  Bound bound = Bound::memory;  // the experiment's
-  int repetitions = 1;        // reps + warmups + 1 cold call
-  double footprint_bytes = 0.0;  // the case's arrays (its host mirrors too, off a host space)
-  bool host_space = true;     // inputs filled and checked where they live
-  bool pays_setup = true;     // the case's first variant: allocation and filling are its
+  std::string dtype;                 // the gemm rate of this type bounds the FLOPs
+  Bound bound = Bound::memory;       // the experiment's
+  int repetitions = 1;               // reps + warmups + 1 cold call
+  double footprint_bytes = 0.0;      // the case's arrays (its host mirrors too, off a host space)
+  bool host_space = true;            // inputs filled and checked where they live
+  bool pays_setup = true;            // the case's first variant: allocation and filling are its
 };
 
 // The estimate and its parts, in ms.

@@ -20,8 +20,8 @@ bool applies(const std::string& space, CopyMode mode) {
 const std::string& Entry::variant_name() const { return experiment->variants.at(variant); }
 
 std::string Entry::describe() const {
-  return fmt::format("{} {} {} {} n={} copies={}{}", experiment->name, variant_name(), space,
-                     dtype, n, to_string(copies),
+  return fmt::format("{} {} {} {} n={} copies={}{}", experiment->name, variant_name(), space, dtype,
+                     n, to_string(copies),
                      ranks > 1 ? fmt::format(" ranks={}", ranks) : std::string());
 }
 
@@ -52,8 +52,16 @@ std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_
             // its one-rank row, to which its scaling is compared.
             for (int k : ranks) {
               for (const auto& variant : plan.variants) {
-                Entry e{info, info->variant_index(variant), space, dtype, n, mode,
-                        plan.reps, plan.warmups, plan.parameters, case_id};
+                Entry e{info,
+                        info->variant_index(variant),
+                        space,
+                        dtype,
+                        n,
+                        mode,
+                        plan.reps,
+                        plan.warmups,
+                        plan.parameters,
+                        case_id};
                 e.ranks = k;
                 entries.push_back(std::move(e));
               }

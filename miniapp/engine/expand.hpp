@@ -25,7 +25,7 @@ struct Entry {
   int reps = 0, warmups = 0;
   Parameters parameters;
   std::size_t case_id = 0;  // equal for the entries of one case
-  int ranks = 1;  // how many ranks run it together: the first `ranks` of the run
+  int ranks = 1;            // how many ranks run it together: the first `ranks` of the run
 
   // What the experiment is given: its parameters and "ranks".
   Parameters case_parameters() const;

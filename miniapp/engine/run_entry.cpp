@@ -188,8 +188,8 @@ Samples measure(Case* c, const Entry& e, const kernels::HostPolicy& policy, Resu
             if (!c) return;
             if (i == 1 && Fault::get().here("early"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            const Rep t =
-                repetition(*c, e.variant, policy, copies, range, energy ? &*energy : nullptr);
+            const Rep t = repetition(*c, e.variant, policy, copies, range,
+                                     energy ? &*energy : nullptr);
             // As a fence reports a device's failure: after the repetition.
             if (i == 1 && Fault::get().here("throw"))
               throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
@@ -353,8 +353,8 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   } else {
     // Rank 0 makes the row of every rank's part; the others' rows are theirs.
     const auto parts = all.gather(
-        rank_part(r, samples, member, stopped_by_another, in_bytes, out_bytes).dump(
-        -1, ' ', false, nlohmann::json::error_handler_t::replace));
+        rank_part(r, samples, member, stopped_by_another, in_bytes, out_bytes)
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (all.rank() == 0) combine(r, parts, options.rank_places);
   }
   if (r.status == Status::pass || r.status == Status::fail)

@@ -39,9 +39,8 @@ std::vector<double> estimated_ms(std::span<const Entry> entries, const RunOption
 void relate_to_one_rank(Result& r, const std::vector<Result>& rows,
                         std::map<std::string, std::size_t>& one_rank) {
   if (r.status != Status::pass) return;
-  const std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space, r.dtype, r.n,
-                  to_string(r.copies), to_string(r.parameters));
+  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space,
+                                      r.dtype, r.n, to_string(r.copies), to_string(r.parameters));
   if (r.ranks == 1) {
     one_rank[key] = rows.size();
     return;
@@ -74,8 +73,8 @@ void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
     const Result& r = rows[i];
     const SpaceLimits* lim = cal->find(r.space);
     if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
-        (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) ||
-        r.pct_of_limit <= 1.0 || !lim->beyond_cache(r.bytes))
+        (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) || r.pct_of_limit <= 1.0 ||
+        !lim->beyond_cache(r.bytes))
       continue;
     const auto [it, added] = worst.try_emplace(r.space, i);
     if (!added && r.pct_of_limit > rows[it->second].pct_of_limit) it->second = i;
@@ -85,11 +84,13 @@ void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
   for (const auto& [space, i] : worst) {
     const Result& r = rows[i];
     const std::string after = fmt::format("{} {} {} n={}", r.experiment, r.variant, r.dtype, r.n);
-    nlohmann::json record = {{"space", space}, {"after", after}, {"row_pct_of_limit", r.pct_of_limit}};
+    nlohmann::json record = {{"space", space},
+                             {"after", after},
+                             {"row_pct_of_limit", r.pct_of_limit}};
     std::string said;
     try {
-      const Recheck& done =
-          recheck_bandwidth(*cal, space, after, r.pct_of_limit, std::string(r.limit.kind()));
+      const Recheck& done = recheck_bandwidth(*cal, space, after, r.pct_of_limit,
+                                              std::string(r.limit.kind()));
       record.update(to_json(done));
       said = format_recheck(*cal->find(space), done);
     } catch (const std::exception& e) {
@@ -106,8 +107,7 @@ void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
 
 }  // namespace
 
-RunSummary run_deck(const Deck& deck, const RunOptions& options,
-                    const nlohmann::json& provenance) {
+RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann::json& provenance) {
   const Registry& registry = options.registry ? *options.registry : global_registry();
   const Comm& all = options.world ? *options.world : world();
   const std::vector<Entry> entries = expand(deck, registry, all.size());
@@ -155,7 +155,8 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options,
         }
         case_first_row = sink.rows();
       }
-      if (last || entries[i + 1].experiment != e.experiment) sink.experiment_done(e.experiment->name);
+      if (last || entries[i + 1].experiment != e.experiment)
+        sink.experiment_done(e.experiment->name);
     }
   } catch (const Interrupted& signal) {
     sink.interrupted(signal.signal, current);

@@ -24,7 +24,6 @@ namespace portalab {
 
 // All three stages. Stops early, with what it has, when a signal arrives
 // (interrupt.hpp).
-RunSummary run_deck(const Deck& deck, const RunOptions& options,
-                    const nlohmann::json& provenance);
+RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann::json& provenance);
 
 }  // namespace portalab

@@ -18,13 +18,19 @@ nlohmann::json RunSummary::to_json(bool analysis) const {
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& r : results)
     if (r.status == Status::fail || r.status == Status::error)
-      failures.push_back({{"experiment", r.experiment}, {"variant", r.variant},
-                          {"space", r.space}, {"dtype", r.dtype}, {"n", r.n},
+      failures.push_back({{"experiment", r.experiment},
+                          {"variant", r.variant},
+                          {"space", r.space},
+                          {"dtype", r.dtype},
+                          {"n", r.n},
                           {"copies", std::string(portalab::to_string(r.copies))},
                           {"check", std::string(portalab::to_string(r.status))},
                           {"detail", r.note.empty() ? r.check.detail : r.note}});
-  nlohmann::json j = {{"entries", results.size()}, {"failed", failed}, {"errors", errors},
-                      {"skipped", skipped}, {"not_applicable", not_applicable},
+  nlohmann::json j = {{"entries", results.size()},
+                      {"failed", failed},
+                      {"errors", errors},
+                      {"skipped", skipped},
+                      {"not_applicable", not_applicable},
                       {"failures", failures}};
   if (analysis) j.update(analysis_json(results));
   if (!limits_rechecked.empty()) j["limits_rechecked"] = limits_rechecked;
@@ -52,9 +58,9 @@ Sink::Sink(const RunOptions& options, nlohmann::json provenance, std::size_t ent
 
 // " [1.2 s elapsed, ~3 min 05 s left]" once `done` entries are measured.
 std::string Sink::timing(std::size_t done) const {
-  const double elapsed =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_started)
-          .count();
+  const double elapsed = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - m_started)
+                             .count();
   return fmt::format(" [{} elapsed, ~{} left]", format_duration(elapsed),
                      format_duration(time_left_ms(m_estimated_ms, done, elapsed)));
 }
@@ -77,9 +83,8 @@ void Sink::record(Result r) {
                  to_string(r.status), r.note, timing(i + 1));
   }
   if (m_options.tables && !r.shown.empty())
-    fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment,
-               r.variant, r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status),
-               r.shown);
+    fmt::print(*m_options.tables, "\n{} {} {} {} n={} copies={}: {}\n{}", r.experiment, r.variant,
+               r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status), r.shown);
   m_summary.results.push_back(std::move(r));
   // Written after every entry: a job killed later keeps what it measured.
   write_files(m_speedups.add(m_summary.results, i), false);

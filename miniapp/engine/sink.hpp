@@ -19,9 +19,9 @@ namespace portalab {
 
 struct RunSummary {
   std::vector<Result> results;
-  int failed = 0;   // checks that did not pass
-  int errors = 0;   // entries that raised an error
-  int skipped = 0;  // entries that could not fit in memory
+  int failed = 0;          // checks that did not pass
+  int errors = 0;          // entries that raised an error
+  int skipped = 0;         // entries that could not fit in memory
   int not_applicable = 0;  // entries the space cannot run (Status::not_applicable)
   // Set when SIGTERM or SIGINT stopped the run: the signal, the entry it
   // abandoned (not in results) and how many entries never ran.

@@ -30,8 +30,8 @@ constexpr double elementwise_tolerance(int ops) {
 // relative to max(|reference|, floor) so that values near zero do not turn
 // rounding into huge relative errors; NaN or Inf in `got` fails.
 template <class T, class Reference>
-Check compare_elementwise(const T* got, std::int64_t n, Reference&& reference,
-                          double tolerance, double floor = std::numeric_limits<double>::min()) {
+Check compare_elementwise(const T* got, std::int64_t n, Reference&& reference, double tolerance,
+                          double floor = std::numeric_limits<double>::min()) {
   double worst = 0.0;
   std::int64_t worst_index = -1;
   std::int64_t non_finite = 0;

@@ -10,13 +10,21 @@ namespace portalab {
 template <class T>
 constexpr std::string_view dtype_name();
 template <>
-constexpr std::string_view dtype_name<float>() { return "float32"; }
+constexpr std::string_view dtype_name<float>() {
+  return "float32";
+}
 template <>
-constexpr std::string_view dtype_name<double>() { return "float64"; }
+constexpr std::string_view dtype_name<double>() {
+  return "float64";
+}
 template <>
-constexpr std::string_view dtype_name<std::int32_t>() { return "int32"; }
+constexpr std::string_view dtype_name<std::int32_t>() {
+  return "int32";
+}
 template <>
-constexpr std::string_view dtype_name<std::int64_t>() { return "int64"; }
+constexpr std::string_view dtype_name<std::int64_t>() {
+  return "int64";
+}
 
 // Bytes of one element of a type named as above.
 constexpr std::size_t dtype_bytes(std::string_view name) {

@@ -69,8 +69,8 @@ struct Variant {
   int instances = 1;
   // It times copies of its own: with copies = "none" there is nothing to time.
   bool needs_copies = false;
-  Check (Exp::*verify)() const = nullptr;      // its own check; else Exp::verify()
-  std::string (Exp::*show)() const = nullptr;  // values to print after the check
+  Check (Exp::*verify)() const = nullptr;                    // its own check; else Exp::verify()
+  std::string (Exp::*show)() const = nullptr;                // values to print after the check
   Work (*work)(std::size_t n, const Parameters&) = nullptr;  // its own; else Exp::work
   // The library it must have, as a fact of the build: why none serves Space
   // for this type, "" when one does (kernels::why_no_vendor<Space, T>). Where
@@ -121,13 +121,11 @@ struct ExperimentInfo : ExperimentSpec {
   std::function<std::string(std::string_view space, std::size_t v)> unavailable;
   // Bytes the case allocates in the space's memory (also the host mirrors').
   std::function<std::size_t(std::string_view dtype, std::size_t n, const Parameters&)> footprint;
-  std::function<Work(std::string_view dtype, std::size_t n, std::size_t variant,
-                     const Parameters&)>
+  std::function<Work(std::string_view dtype, std::size_t n, std::size_t variant, const Parameters&)>
       work;
   // The case, on a rank of `group` (the ranks that run it together).
-  std::function<std::unique_ptr<Case>(std::string_view space, std::string_view dtype,
-                                      std::size_t n, CopyMode mode, const Parameters&,
-                                      const Comm& group)>
+  std::function<std::unique_ptr<Case>(std::string_view space, std::string_view dtype, std::size_t n,
+                                      CopyMode mode, const Parameters&, const Comm& group)>
       make;
   Relate relate;
 
@@ -235,7 +233,8 @@ Work work_of(std::size_t n, std::size_t v, const Parameters& p) {
 // Registers Exp<Space, Scalar> for every enabled space and each Scalar.
 template <template <class, class> class Exp, class... Scalars>
 bool register_experiment(Registry& registry, ExperimentSpec spec, Relate relate = {}) {
-  using Host = Exp<Kokkos::DefaultHostExecutionSpace, std::tuple_element_t<0, std::tuple<Scalars...>>>;
+  using Host =
+      Exp<Kokkos::DefaultHostExecutionSpace, std::tuple_element_t<0, std::tuple<Scalars...>>>;
   ExperimentInfo info{std::move(spec)};
   info.dtypes = {std::string(dtype_name<Scalars>())...};
   info.variants.clear();
@@ -284,7 +283,7 @@ bool register_experiment(Registry& registry, ExperimentSpec spec, Relate relate 
       if (space != Space::name()) return;
       ((dtype == dtype_name<Scalars>()
             ? (made = std::make_unique<detail::CaseImpl<Exp<Space, Scalars>, Space>>(n, mode, p,
-                                                                                  group),
+                                                                                     group),
                0)
             : 0),
        ...);

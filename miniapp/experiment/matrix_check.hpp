@@ -64,7 +64,8 @@ void matvec(const TM* m, std::int64_t n, const TV* v, std::vector<double>& out,
     const TM* col = m + k * n;
     for (std::int64_t i = 0; i < n; ++i) out[i] += static_cast<double>(col[i]) * vk;
     if (abs_out)
-      for (std::int64_t i = 0; i < n; ++i) (*abs_out)[i] += std::abs(static_cast<double>(col[i]) * vk);
+      for (std::int64_t i = 0; i < n; ++i)
+        (*abs_out)[i] += std::abs(static_cast<double>(col[i]) * vk);
   }
 }
 
@@ -116,7 +117,8 @@ Check inverse_check(const T* a, const T* x, std::int64_t n, double zero_pivots) 
   if (!(zero_pivots == 0.0)) {
     Check singular;
     singular.rel_error = std::numeric_limits<double>::infinity();
-    singular.detail = fmt::format("singular matrix: {} zero pivot(s) in U, no inverse", zero_pivots);
+    singular.detail = fmt::format("singular matrix: {} zero pivot(s) in U, no inverse",
+                                  zero_pivots);
     return singular;
   }
   const double residual = worst_column(n, [&](std::int64_t j) {

@@ -21,8 +21,7 @@ namespace portalab {
 
 // Deterministic uniform numbers in [0, 1) from (seed, index): the same inputs
 // in every space and every run, whichever space creates them.
-KOKKOS_INLINE_FUNCTION double hash_uniform(std::uint64_t seed,
-                                           std::uint64_t i) {
+KOKKOS_INLINE_FUNCTION double hash_uniform(std::uint64_t seed, std::uint64_t i) {
   std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -105,8 +104,8 @@ class MirroredBase {
 class CaseArrays {
  public:
   virtual ~CaseArrays() = default;
-  virtual void h2d() = 0;  // inputs to the space, queued on the case's instance
-  virtual void d2h() = 0;  // outputs to their host mirrors, queued likewise
+  virtual void h2d() = 0;    // inputs to the space, queued on the case's instance
+  virtual void d2h() = 0;    // outputs to their host mirrors, queued likewise
   virtual void fence() = 0;  // on the case's instance
   virtual void poison_outputs() = 0;
   // Host spaces: the host mirror is the data itself, copies are no-ops.
@@ -134,12 +133,20 @@ class CaseContext final : public CaseArrays {
 
   void add_input(MirroredBase* a) { m_inputs.push_back(a); }
   void add_output(MirroredBase* a) { m_outputs.push_back(a); }
-  void fill_inputs() { for (auto* a : m_inputs) a->fill(); }
+  void fill_inputs() {
+    for (auto* a : m_inputs) a->fill();
+  }
 
-  void h2d() override { for (auto* a : m_inputs) a->h2d(); }
-  void d2h() override { for (auto* a : m_outputs) a->d2h(); }
+  void h2d() override {
+    for (auto* a : m_inputs) a->h2d();
+  }
+  void d2h() override {
+    for (auto* a : m_outputs) a->d2h();
+  }
   void fence() override { m_exec.fence("portalab::CaseContext::fence"); }
-  void poison_outputs() override { for (auto* a : m_outputs) a->poison(); }
+  void poison_outputs() override {
+    for (auto* a : m_outputs) a->poison();
+  }
   bool copies_alias() const override { return aliased; }
   std::size_t input_bytes() const override { return bytes(m_inputs); }
   std::size_t output_bytes() const override { return bytes(m_outputs); }
@@ -197,12 +204,10 @@ class Mirrored final : public MirroredBase {
   std::string label() const { return m_device.label(); }
 
   void h2d() override {
-    if constexpr (!CaseContext<Space>::aliased)
-      Kokkos::deep_copy(m_ctx.exec(), m_device, m_host);
+    if constexpr (!CaseContext<Space>::aliased) Kokkos::deep_copy(m_ctx.exec(), m_device, m_host);
   }
   void d2h() override {
-    if constexpr (!CaseContext<Space>::aliased)
-      Kokkos::deep_copy(m_ctx.exec(), m_host, m_device);
+    if constexpr (!CaseContext<Space>::aliased) Kokkos::deep_copy(m_ctx.exec(), m_host, m_device);
   }
   void fill() override {
     if (m_ctx.mode() == CopyMode::none) {
@@ -255,9 +260,9 @@ class Mirrored final : public MirroredBase {
   }
 
   using pageable_view = Kokkos::View<DataType, Layout, Kokkos::HostSpace>;
-  using pinned_view = std::conditional_t<
-      std::is_void_v<typename PinnedHostSpace<Space>::type>, pageable_view,
-      Kokkos::View<DataType, Layout, typename PinnedHostSpace<Space>::type>>;
+  using pinned_view =
+      std::conditional_t<std::is_void_v<typename PinnedHostSpace<Space>::type>, pageable_view,
+                         Kokkos::View<DataType, Layout, typename PinnedHostSpace<Space>::type>>;
 
   CaseContext<Space>& m_ctx;
   device_view m_device;
@@ -297,9 +302,7 @@ class HostStaged final : public MirroredBase {
     fill_input(Kokkos::DefaultHostExecutionSpace(), m_host.data(), size(), m_seed, m_in);
     Kokkos::DefaultHostExecutionSpace().fence("portalab::HostStaged::fill");
   }
-  void poison() override {
-    Kokkos::deep_copy(m_host, std::numeric_limits<T>::quiet_NaN());
-  }
+  void poison() override { Kokkos::deep_copy(m_host, std::numeric_limits<T>::quiet_NaN()); }
   std::size_t bytes() const override { return size() * sizeof(T); }
   std::uint64_t digest() const override {
     return fnv1a64(std::string_view(reinterpret_cast<const char*>(m_host.data()), bytes()));
@@ -308,7 +311,8 @@ class HostStaged final : public MirroredBase {
 
  private:
   using pinned = typename PinnedHostSpace<Space>::type;
-  using pinned_view = Kokkos::View<T*, std::conditional_t<std::is_void_v<pinned>, Kokkos::HostSpace, pinned>>;
+  using pinned_view =
+      Kokkos::View<T*, std::conditional_t<std::is_void_v<pinned>, Kokkos::HostSpace, pinned>>;
 
   HostStaged(CaseContext<Space>& ctx, const std::string& label, std::size_t n)
       : m_seed(fnv1a64(label)) {

@@ -13,7 +13,8 @@ namespace portalab {
 template <class T>
 Check check_geometric_sum(const T* x, const T* y, std::int64_t n, std::int64_t degree) {
   return compare_elementwise(
-      y, n, [&](std::int64_t i) { return kernels::geometric_sum(static_cast<double>(x[i]), degree); },
+      y, n,
+      [&](std::int64_t i) { return kernels::geometric_sum(static_cast<double>(x[i]), degree); },
       elementwise_tolerance<T>(8));
 }
 

@@ -18,7 +18,9 @@ Registry& global_registry() {
 void Registry::add(ExperimentInfo info) {
   if (find(info.name)) throw std::logic_error("experiment registered twice: " + info.name);
   auto at = std::lower_bound(m_all.begin(), m_all.end(), info.name,
-                             [](const ExperimentInfo& e, const std::string& n) { return e.name < n; });
+                             [](const ExperimentInfo& e, const std::string& n) {
+                               return e.name < n;
+                             });
   m_all.insert(at, std::move(info));
 }
 

@@ -30,7 +30,7 @@ struct CallRecord {
   // The paths its kernels took (kernels::Paths::names): the row's `path`;
   // "" where no kernel with a choice ran.
   std::string path;
-  Metrics metrics;       // in the order first reported
+  Metrics metrics;  // in the order first reported
 
   // Adds value to the metric `name` (0 before its first report).
   void add(std::string_view name, double value) {

@@ -31,9 +31,11 @@ class Allreduce {
   static auto variants() {
     return std::array{
         Variant<Allreduce>{.name = "mpi_host", .run = &Allreduce::mpi_host},
-        Variant<Allreduce>{.name = "mpi_device", .run = &Allreduce::mpi_device,
+        Variant<Allreduce>{.name = "mpi_device",
+                           .run = &Allreduce::mpi_device,
                            .unavailable = &device_buffers_unavailable<Space>},
-        Variant<Allreduce>{.name = "nccl", .run = &Allreduce::nccl,
+        Variant<Allreduce>{.name = "nccl",
+                           .run = &Allreduce::nccl,
                            .unavailable = &nccl_path_unavailable<Space>},
     };
   }
@@ -43,13 +45,11 @@ class Allreduce {
   void mpi_host(RunState<Space>& s) {
     Kokkos::deep_copy(s.exec(), m_x.host(), m_x.device());
     s.exec().fence("portalab::allreduce::d2h");
-    m_group.allreduce_sum(m_x.host().data(), m_sum.host().data(), m_x.size(),
-                          datatype_of<T>());
+    m_group.allreduce_sum(m_x.host().data(), m_sum.host().data(), m_x.size(), datatype_of<T>());
     Kokkos::deep_copy(s.exec(), m_sum.device(), m_sum.host());
   }
   void mpi_device(RunState<Space>&) {
-    m_group.allreduce_sum(m_x.device().data(), m_sum.device().data(), m_x.size(),
-                          datatype_of<T>());
+    m_group.allreduce_sum(m_x.device().data(), m_sum.device().data(), m_x.size(), datatype_of<T>());
   }
   void nccl(RunState<Space>& s) {
     Nccl::of(m_group).allreduce_sum(m_x.device().data(), m_sum.device().data(), m_x.size(),
@@ -78,11 +78,13 @@ class Allreduce {
       }
     Check check;
     check.pass = wrong == 0;
-    check.rel_error = static_cast<double>(wrong) / static_cast<double>(std::max<std::int64_t>(n, 1));
+    check.rel_error = static_cast<double>(wrong) /
+                      static_cast<double>(std::max<std::int64_t>(n, 1));
     if (!check.pass)
-      check.detail = fmt::format("{} of {} sums differ from the exact sum over {} ranks (first at "
-                                 "{}: got {})",
-                                 wrong, n, m_group.size(), first, static_cast<double>(got[first]));
+      check.detail = fmt::format(
+          "{} of {} sums differ from the exact sum over {} ranks (first at "
+          "{}: got {})",
+          wrong, n, m_group.size(), first, static_cast<double>(got[first]));
     return check;
   }
 

@@ -77,13 +77,21 @@ class ArrayOps {
   static auto variants() {
     using V = Variant<ArrayOps>;
     return std::array{
-        V{.name = "arithmetic", .run = &ArrayOps::arithmetic,
-          .verify = &ArrayOps::verify_arithmetic, .show = &ArrayOps::show_arithmetic,
+        V{.name = "arithmetic",
+          .run = &ArrayOps::arithmetic,
+          .verify = &ArrayOps::verify_arithmetic,
+          .show = &ArrayOps::show_arithmetic,
           .work = &ArrayOps::work_arithmetic},
-        V{.name = "creation", .run = &ArrayOps::creation, .verify = &ArrayOps::verify_creation,
-          .show = &ArrayOps::show_creation, .work = &ArrayOps::work_creation},
-        V{.name = "math", .run = &ArrayOps::math, .verify = &ArrayOps::verify_math,
-          .show = &ArrayOps::show_math, .work = &ArrayOps::work_math},
+        V{.name = "creation",
+          .run = &ArrayOps::creation,
+          .verify = &ArrayOps::verify_creation,
+          .show = &ArrayOps::show_creation,
+          .work = &ArrayOps::work_creation},
+        V{.name = "math",
+          .run = &ArrayOps::math,
+          .verify = &ArrayOps::verify_math,
+          .show = &ArrayOps::show_math,
+          .work = &ArrayOps::work_math},
     };
   }
 
@@ -105,39 +113,52 @@ class ArrayOps {
     const T* x = m_x.host().data();
     const T* y = m_y.host().data();
     return worst_of({
-        {"x+10", check(m_plus, [&](std::int64_t i) { return x[i] + scalar; }, 1)},
-        {"10*x", check(m_times, [&](std::int64_t i) { return scalar * x[i]; }, 1)},
-        {"x+y", check(m_sum, [&](std::int64_t i) { return double(x[i]) + y[i]; }, 1)},
-        {"x-y", check(m_difference, [&](std::int64_t i) { return double(x[i]) - y[i]; }, 1)},
-        {"x*y", check(m_product, [&](std::int64_t i) { return double(x[i]) * y[i]; }, 1)},
-        {"x/y", check(m_quotient, [&](std::int64_t i) { return double(x[i]) / y[i]; }, 1)},
+        {"x+10", check(
+                     m_plus, [&](std::int64_t i) { return x[i] + scalar; }, 1)},
+        {"10*x", check(
+                     m_times, [&](std::int64_t i) { return scalar * x[i]; }, 1)},
+        {"x+y", check(
+                    m_sum, [&](std::int64_t i) { return double(x[i]) + y[i]; }, 1)},
+        {"x-y", check(
+                    m_difference, [&](std::int64_t i) { return double(x[i]) - y[i]; }, 1)},
+        {"x*y", check(
+                    m_product, [&](std::int64_t i) { return double(x[i]) * y[i]; }, 1)},
+        {"x/y", check(
+                    m_quotient, [&](std::int64_t i) { return double(x[i]) / y[i]; }, 1)},
     });
   }
   // A matrix's storage in the space's layout is symmetric for these three.
   Check verify_creation() const {
     const std::int64_t n = m_arange.size();
     return worst_of({
-        {"zeros", check(m_zeros, [](std::int64_t) { return 0.0; }, 0)},
-        {"ones", check(m_ones, [](std::int64_t) { return 1.0; }, 0)},
+        {"zeros", check(
+                      m_zeros, [](std::int64_t) { return 0.0; }, 0)},
+        {"ones", check(
+                     m_ones, [](std::int64_t) { return 1.0; }, 0)},
         {"identity",
-         check(m_identity, [&](std::int64_t k) { return k / n == k % n ? 1.0 : 0.0; }, 0)},
-        {"arange", check(m_arange, [](std::int64_t i) { return double(i); }, 1)},
+         check(
+             m_identity, [&](std::int64_t k) { return k / n == k % n ? 1.0 : 0.0; }, 0)},
+        {"arange", check(
+                       m_arange, [](std::int64_t i) { return double(i); }, 1)},
     });
   }
   // Device sin and cos may be 2 ulp off.
   Check verify_math() const {
     return worst_of({
-        {"v", check(m_v, [](std::int64_t i) { return double(i); }, 1)},
-        {"cos(v)", check(m_cos, [](std::int64_t i) { return std::cos(double(i)); }, 4)},
-        {"sin(v)", check(m_sin, [](std::int64_t i) { return std::sin(double(i)); }, 4)},
-        {"sqrt(v)", check(m_sqrt, [](std::int64_t i) { return std::sqrt(double(i)); }, 1)},
+        {"v", check(
+                  m_v, [](std::int64_t i) { return double(i); }, 1)},
+        {"cos(v)", check(
+                       m_cos, [](std::int64_t i) { return std::cos(double(i)); }, 4)},
+        {"sin(v)", check(
+                       m_sin, [](std::int64_t i) { return std::sin(double(i)); }, 4)},
+        {"sqrt(v)", check(
+                        m_sqrt, [](std::int64_t i) { return std::sqrt(double(i)); }, 1)},
     });
   }
 
   // Each variant's inputs and outputs, as the lab prints them.
   std::string show_arithmetic() const {
-    return vectors({&m_x, &m_y, &m_plus, &m_times, &m_sum, &m_difference, &m_product,
-                    &m_quotient});
+    return vectors({&m_x, &m_y, &m_plus, &m_times, &m_sum, &m_difference, &m_product, &m_quotient});
   }
   std::string show_creation() const {
     std::string s;

@@ -20,9 +20,11 @@ class BroadcastAdd {
 
   static auto variants() {
     return std::array{
-        Variant<BroadcastAdd>{.name = "row", .run = &BroadcastAdd::row,
+        Variant<BroadcastAdd>{.name = "row",
+                              .run = &BroadcastAdd::row,
                               .verify = &BroadcastAdd::verify_row},
-        Variant<BroadcastAdd>{.name = "column", .run = &BroadcastAdd::column,
+        Variant<BroadcastAdd>{.name = "column",
+                              .run = &BroadcastAdd::column,
                               .verify = &BroadcastAdd::verify_column},
     };
   }

@@ -45,9 +45,13 @@ class CopyOverlap {
     using V = Variant<CopyOverlap>;
     return std::array{
         V{.name = "serial", .run = &CopyOverlap::serial, .needs_copies = true},
-        V{.name = "pipelined_2", .run = &CopyOverlap::pipelined, .instances = 2,
+        V{.name = "pipelined_2",
+          .run = &CopyOverlap::pipelined,
+          .instances = 2,
           .needs_copies = true},
-        V{.name = "pipelined_3", .run = &CopyOverlap::pipelined, .instances = max_pipelines,
+        V{.name = "pipelined_3",
+          .run = &CopyOverlap::pipelined,
+          .instances = max_pipelines,
           .needs_copies = true},
     };
   }

@@ -28,9 +28,12 @@ class Det {
 
   static auto variants() {
     return std::array{
-        Variant<Det>{.name = "kokkos_kernels", .run = &Det::kokkos_kernels,
+        Variant<Det>{.name = "kokkos_kernels",
+                     .run = &Det::kokkos_kernels,
                      .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
-        Variant<Det>{.name = "vendor", .run = &Det::vendor, .missing_library = &kernels::why_no_vendor<Space, T>},
+        Variant<Det>{.name = "vendor",
+                     .run = &Det::vendor,
+                     .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
 
@@ -88,13 +91,14 @@ class Det {
     }
     const double sign = zeros ? 0.0 : (flips % 2 ? -1.0 : 1.0);
     const auto& got = m_summary.host();
-    const bool log_matches =
-        zeros ? got(1) == -std::numeric_limits<double>::infinity()
-              : std::abs(got(1) - log_abs) <= 1e-12 * std::max(1.0, std::abs(log_abs)) * n;
+    const bool log_matches = zeros ? got(1) == -std::numeric_limits<double>::infinity()
+                                   : std::abs(got(1) - log_abs) <=
+                                         1e-12 * std::max(1.0, std::abs(log_abs)) * n;
     if (got(0) != sign || !log_matches || got(2) != static_cast<double>(zeros)) {
       check.pass = false;
-      check.detail = fmt::format("det: got sign {} log|det| {} ({} zero pivots), expected {} {} ({})",
-                                 got(0), got(1), got(2), sign, log_abs, zeros);
+      check.detail =
+          fmt::format("det: got sign {} log|det| {} ({} zero pivots), expected {} {} ({})", got(0),
+                      got(1), got(2), sign, log_abs, zeros);
       return check;
     }
     check.detail = zeros ? fmt::format("singular: det = 0 ({} zero pivots in U)", zeros)

@@ -27,9 +27,12 @@ class Dot {
   static auto variants() {
     return std::array{
         Variant<Dot>{.name = "kokkos_kernels", .run = &Dot::kokkos_kernels},
-        Variant<Dot>{.name = "vendor", .run = &Dot::vendor, .missing_library = &kernels::why_no_vendor<Space, T>},
+        Variant<Dot>{.name = "vendor",
+                     .run = &Dot::vendor,
+                     .missing_library = &kernels::why_no_vendor<Space, T>},
         Variant<Dot>{.name = "native", .run = &Dot::native},
-        Variant<Dot>{.name = "native_acc64", .run = &Dot::native_acc64,
+        Variant<Dot>{.name = "native_acc64",
+                     .run = &Dot::native_acc64,
                      .verify = &Dot::verify_acc64},
     };
   }

@@ -44,7 +44,8 @@ class DotDistributed {
   static auto variants() {
     return std::array{
         Variant<DotDistributed>{.name = "mpi", .run = &DotDistributed::mpi},
-        Variant<DotDistributed>{.name = "nccl", .run = &DotDistributed::nccl,
+        Variant<DotDistributed>{.name = "nccl",
+                                .run = &DotDistributed::nccl,
                                 .unavailable = &nccl_path_unavailable<Space>},
     };
   }

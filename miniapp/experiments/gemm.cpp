@@ -25,7 +25,8 @@ class Gemm {
     return std::array{
         Variant<Gemm>{.name = "kokkos_kernels", .run = &Gemm::kokkos_kernels},
         Variant<Gemm>{.name = "native", .run = &Gemm::native},
-        Variant<Gemm>{.name = "vendor", .run = &Gemm::vendor,
+        Variant<Gemm>{.name = "vendor",
+                      .run = &Gemm::vendor,
                       .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }

@@ -16,15 +16,15 @@ template <class Space, class T>
 class Inverse {
  public:
   Inverse(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
-      : m_a(ctx, "A", In{-1.0, 1.0}, n, n),
-        m_x(ctx, "Ainv", Out{}, n, n),
-        m_factors(n) {}
+      : m_a(ctx, "A", In{-1.0, 1.0}, n, n), m_x(ctx, "Ainv", Out{}, n, n), m_factors(n) {}
 
   static auto variants() {
     return std::array{
-        Variant<Inverse>{.name = "kokkos_kernels", .run = &Inverse::kokkos_kernels,
+        Variant<Inverse>{.name = "kokkos_kernels",
+                         .run = &Inverse::kokkos_kernels,
                          .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
-        Variant<Inverse>{.name = "vendor", .run = &Inverse::vendor,
+        Variant<Inverse>{.name = "vendor",
+                         .run = &Inverse::vendor,
                          .missing_library = &kernels::why_no_vendor<Space, T>},
     };
   }
@@ -41,8 +41,8 @@ class Inverse {
 
   // ‖A·X − I‖₁ / (‖A‖₁·‖X‖₁) within 30·n·eps, LAPACK's xGET03 test.
   Check verify() const {
-    const auto summary =
-        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_factors.summary);
+    const auto summary = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                             m_factors.summary);
     return inverse_check(m_a.host().data(), m_x.host().data(),
                          static_cast<std::int64_t>(m_x.host().extent(0)), summary(2));
   }
@@ -63,7 +63,8 @@ class Inverse {
 
 [[maybe_unused]] const bool registered = register_experiment<Inverse, double, float>({
     .name = "inverse",
-    .summary = "A^-1 through LU, solving A*X = I (lab 002): Kokkos Kernels gesv or vendor getrf+getrs",
+    .summary =
+        "A^-1 through LU, solving A*X = I (lab 002): Kokkos Kernels gesv or vendor getrf+getrs",
     .default_sizes = {1000},
     .default_dtypes = {"float32"},
     .bound = Bound::compute,

@@ -28,9 +28,11 @@ class InversePair {
 
   static auto variants() {
     return std::array{
-        Variant<InversePair>{.name = "sequential", .run = &InversePair::sequential,
+        Variant<InversePair>{.name = "sequential",
+                             .run = &InversePair::sequential,
                              .missing_library = &kernels::why_no_vendor<Space, T>},
-        Variant<InversePair>{.name = "concurrent", .run = &InversePair::concurrent,
+        Variant<InversePair>{.name = "concurrent",
+                             .run = &InversePair::concurrent,
                              .instances = 2,
                              .missing_library = &kernels::why_no_vendor<Space, T>},
     };
@@ -52,8 +54,8 @@ class InversePair {
   Check verify() const {
     Check worst;
     for (std::size_t i = 0; i < 2; ++i) {
-      const auto summary =
-          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_solve[i].summary);
+      const auto summary = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                               m_solve[i].summary);
       Check c = inverse_check(m_a[i].host().data(), m_x[i].host().data(),
                               static_cast<std::int64_t>(m_x[i].host().extent(0)), summary(2));
       if (!c.detail.empty()) c.detail = fmt::format("inverse {}: {}", i + 1, c.detail);

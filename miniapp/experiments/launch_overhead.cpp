@@ -50,7 +50,8 @@ void native_write_index(const Space& exec, std::int64_t* out, std::int64_t n) {
   if constexpr (is_host_space_v<Space>) {
     for (std::int64_t k = 0; k < n; ++k) host_write_index(out, k);
   } else {
-    const Kokkos::View<std::int64_t*, typename Space::memory_space, Kokkos::MemoryUnmanaged> v(out, n);
+    const Kokkos::View<std::int64_t*, typename Space::memory_space, Kokkos::MemoryUnmanaged> v(out,
+                                                                                               n);
     for (std::int64_t k = 0; k < n; ++k) kernels::write_index(exec, v, k);
   }
 }

@@ -23,7 +23,8 @@ class Qr {
         m_tau("tau", n) {}  // zeroed, untimed: the library is handed no undefined memory
 
   static auto variants() {
-    return std::array{Variant<Qr>{.name = "vendor", .run = &Qr::vendor,
+    return std::array{Variant<Qr>{.name = "vendor",
+                                  .run = &Qr::vendor,
                                   .missing_library = &kernels::why_no_vendor<Space, T>}};
   }
 
@@ -72,7 +73,9 @@ class Qr {
     const double m = static_cast<double>(n);
     return {4.0 * sizeof(T) * m * m, 8.0 / 3.0 * m * m * m};  // geqrf 4n³/3, orgqr 4n³/3
   }
-  static std::size_t footprint(std::size_t n, const Parameters&) { return 3 * sizeof(T) * n * n + sizeof(T) * n; }
+  static std::size_t footprint(std::size_t n, const Parameters&) {
+    return 3 * sizeof(T) * n * n + sizeof(T) * n;
+  }
 
  private:
   Mirrored<T**, Space, Kokkos::LayoutLeft> m_a, m_q, m_r;

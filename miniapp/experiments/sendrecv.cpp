@@ -33,21 +33,30 @@ class SendRecv {
 
   static auto variants() {
     return std::array{
-        Variant<SendRecv>{.name = "mpi_host", .run = &SendRecv::mpi_host_one_way,
+        Variant<SendRecv>{.name = "mpi_host",
+                          .run = &SendRecv::mpi_host_one_way,
                           .verify = &SendRecv::verify_one_way},
-        Variant<SendRecv>{.name = "mpi_host_both", .run = &SendRecv::mpi_host_both,
-                          .work = &SendRecv::work_both, .bound = Bound::peer_duplex},
-        Variant<SendRecv>{.name = "mpi_device", .run = &SendRecv::mpi_device_one_way,
+        Variant<SendRecv>{.name = "mpi_host_both",
+                          .run = &SendRecv::mpi_host_both,
+                          .work = &SendRecv::work_both,
+                          .bound = Bound::peer_duplex},
+        Variant<SendRecv>{.name = "mpi_device",
+                          .run = &SendRecv::mpi_device_one_way,
                           .verify = &SendRecv::verify_one_way,
                           .unavailable = &device_buffers_unavailable<Space>},
-        Variant<SendRecv>{.name = "mpi_device_both", .run = &SendRecv::mpi_device_both,
-                          .work = &SendRecv::work_both, .bound = Bound::peer_duplex,
+        Variant<SendRecv>{.name = "mpi_device_both",
+                          .run = &SendRecv::mpi_device_both,
+                          .work = &SendRecv::work_both,
+                          .bound = Bound::peer_duplex,
                           .unavailable = &device_buffers_unavailable<Space>},
-        Variant<SendRecv>{.name = "nccl", .run = &SendRecv::nccl_one_way,
+        Variant<SendRecv>{.name = "nccl",
+                          .run = &SendRecv::nccl_one_way,
                           .verify = &SendRecv::verify_one_way,
                           .unavailable = &nccl_path_unavailable<Space>},
-        Variant<SendRecv>{.name = "nccl_both", .run = &SendRecv::nccl_both,
-                          .work = &SendRecv::work_both, .bound = Bound::peer_duplex,
+        Variant<SendRecv>{.name = "nccl_both",
+                          .run = &SendRecv::nccl_both,
+                          .work = &SendRecv::work_both,
+                          .bound = Bound::peer_duplex,
                           .unavailable = &nccl_path_unavailable<Space>},
     };
   }
@@ -102,11 +111,13 @@ class SendRecv {
     for (std::int64_t i = 0; i < n; ++i)
       if (!(got[i] == input_value<T>(seed, message_input, i))) ++wrong;
     check.pass = wrong == 0;
-    check.rel_error = static_cast<double>(wrong) / static_cast<double>(std::max<std::int64_t>(n, 1));
+    check.rel_error = static_cast<double>(wrong) /
+                      static_cast<double>(std::max<std::int64_t>(n, 1));
     if (!check.pass)
-      check.detail = fmt::format("rank {}: {} of {} elements received from rank {} differ from "
-                                 "what it sent",
-                                 m_group.rank(), wrong, n, m_peer);
+      check.detail = fmt::format(
+          "rank {}: {} of {} elements received from rank {} differ from "
+          "what it sent",
+          m_group.rank(), wrong, n, m_peer);
     return check;
   }
   // One way: the receiver as above; the sender, that nothing arrived where
@@ -116,12 +127,14 @@ class SendRecv {
     Check check;
     const T* got = m_y.host().data();
     std::size_t written = 0;
-    for (std::size_t i = 0; i < m_y.size(); ++i) written += !std::isnan(static_cast<double>(got[i]));
+    for (std::size_t i = 0; i < m_y.size(); ++i)
+      written += !std::isnan(static_cast<double>(got[i]));
     check.pass = written == 0;
     if (!check.pass)
-      check.detail = fmt::format("rank {} only sends, yet {} elements of its receive buffer were "
-                                 "written",
-                                 m_group.rank(), written);
+      check.detail = fmt::format(
+          "rank {} only sends, yet {} elements of its receive buffer were "
+          "written",
+          m_group.rank(), written);
     return check;
   }
 

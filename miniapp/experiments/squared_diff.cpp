@@ -21,7 +21,8 @@ class SquaredDiff {
   static auto variants() {
     return std::array{
         Variant<SquaredDiff>{.name = "fused", .run = &SquaredDiff::fused},
-        Variant<SquaredDiff>{.name = "unfused", .run = &SquaredDiff::unfused,
+        Variant<SquaredDiff>{.name = "unfused",
+                             .run = &SquaredDiff::unfused,
                              .work = &SquaredDiff::work_unfused},
     };
   }

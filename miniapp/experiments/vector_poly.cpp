@@ -26,7 +26,8 @@ class VectorPoly {
   static auto variants() {
     return std::array{
         Variant<VectorPoly>{.name = "fused", .run = &VectorPoly::fused},
-        Variant<VectorPoly>{.name = "unfused", .run = &VectorPoly::unfused,
+        Variant<VectorPoly>{.name = "unfused",
+                            .run = &VectorPoly::unfused,
                             .work = &VectorPoly::work_unfused},
     };
   }

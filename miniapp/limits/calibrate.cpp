@@ -35,9 +35,7 @@ double SpaceLimits::memory_gbps() const {
   return std::max({copy_kernel_gbps, copy_deep_copy_gbps, triad_gbps});
 }
 
-double SpaceLimits::read_limit_gbps() const {
-  return read_gbps > 0 ? read_gbps : memory_gbps();
-}
+double SpaceLimits::read_limit_gbps() const { return read_gbps > 0 ? read_gbps : memory_gbps(); }
 
 bool SpaceLimits::beyond_cache(double bytes) const {
   return cache_bytes > 0 && bytes >= 8.0 * static_cast<double>(cache_bytes);
@@ -53,7 +51,8 @@ double SpaceLimits::transfer_gbps(const std::string& kind) const {
 
 std::string_view Unsteady::unit() const {
   auto ends = [&](std::string_view suffix) {
-    return limit.size() >= suffix.size() && limit.compare(limit.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return limit.size() >= suffix.size() &&
+           limit.compare(limit.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return ends("_gflops") ? "GFLOP/s" : ends("_us") ? "us" : "GB/s";
 }
@@ -73,7 +72,7 @@ const SpaceLimits* Calibration::find(const std::string& space) const {
 namespace {
 
 struct Sizes {
-  std::size_t stream_elements;               // doubles per array
+  std::size_t stream_elements;  // doubles per array
   std::vector<std::size_t> transfer_bytes;
   std::size_t gemm_n;
   int reps;
@@ -95,9 +94,9 @@ Sizes sizes_for(bool host, bool quick, int host_threads, std::size_t device_free
     // whole L3. Quick limits may so sit partly in a large server's cache
     // (well above its memory's bandwidth), which the limits table says:
     // limits to report come from a full calibration (arrays up to 2 GB).
-    const std::size_t n =
-        quick ? std::min(std::size_t{1} << 23, fits)
-              : std::min({std::max<std::size_t>(1u << 25, beyond_cache), std::size_t{1} << 28, fits});
+    const std::size_t n = quick ? std::min(std::size_t{1} << 23, fits)
+                                : std::min({std::max<std::size_t>(1u << 25, beyond_cache),
+                                            std::size_t{1} << 28, fits});
     const std::size_t gemm_n = quick ? 1024 : host_threads > 4 ? 4096 : 2048;
     // Full: the best of 20, as BabelStream takes the best of its runs (a
     // node's bandwidth wanders between windows a minute apart).
@@ -108,7 +107,8 @@ Sizes sizes_for(bool host, bool quick, int host_threads, std::size_t device_free
   // and rows of larger sizes then read above the limit; larger arrays gave
   // the same limits. Three arrays within a quarter of the free memory.
   const std::size_t device_n = std::min<std::size_t>(
-      std::size_t{1} << 28, std::max<std::size_t>(device_free_bytes / 4 / 3 / sizeof(double), 1u << 20));
+      std::size_t{1} << 28,
+      std::max<std::size_t>(device_free_bytes / 4 / 3 / sizeof(double), 1u << 20));
   // The vendor gemm at 8192 in either mode (milliseconds a product): at 4096
   // cuBLAS runs below its rate at 8192, where the decks' gemm rows run.
   return quick ? Sizes{device_n, {1u << 20, 1u << 26}, 8192, 5}
@@ -172,7 +172,8 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
   auto best_ms = [&](auto tag, std::size_t count) {
     using T = decltype(tag);
     using Read = Kokkos::View<const T*, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    const Read x(reinterpret_cast<const T*>(b.data()), count), y(reinterpret_cast<const T*>(c.data()), count);
+    const Read x(reinterpret_cast<const T*>(b.data()), count),
+        y(reinterpret_cast<const T*>(c.data()), count);
     Kokkos::View<T, Memory> result("dot");
     const std::vector<double> ms = sample_ms(e, 2, z.reps, [&] {
       kernels::dot_reduce(exec, paths, x, y, result);
@@ -185,15 +186,17 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
     Kokkos::deep_copy(product, result);
     const double expected = std::is_same_v<T, double> ? 2.0 * count : 3.75 * (count / 2);
     if (std::abs(static_cast<double>(product) - expected) > 1e-3 * expected)
-      throw std::runtime_error(fmt::format("calibration of {}: read ({} dot) check failed: {} for {}",
-                                           Space::name(), dtype_name<T>(), product, expected));
+      throw std::runtime_error(
+          fmt::format("calibration of {}: read ({} dot) check failed: {} for {}", Space::name(),
+                      dtype_name<T>(), product, expected));
     return summarize(ms).min;
   };
   auto marginal = [&](auto tag) {
     using T = decltype(tag);
     const std::size_t count = bytes / sizeof(T);
     const double half = best_ms(T{}, count / 2), all = best_ms(T{}, count);
-    return all > half ? gbps(2.0 * sizeof(T) * (count - count / 2), all - half) : gbps(2.0 * bytes, all);
+    return all > half ? gbps(2.0 * sizeof(T) * (count - count / 2), all - half)
+                      : gbps(2.0 * bytes, all);
   };
   s.read_gbps = std::max({s.read_gbps, marginal(double{}), marginal(float{})});
 }
@@ -220,9 +223,9 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
   s.copy_kernel_gbps = steady_best(
       s, named("copy_kernel_gbps"),
       sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, paths, b, a); }), copy_rate);
-  s.copy_deep_copy_gbps = steady_best(
-      s, named("copy_deep_copy_gbps"), sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }),
-      copy_rate);
+  s.copy_deep_copy_gbps =
+      steady_best(s, named("copy_deep_copy_gbps"),
+                  sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }), copy_rate);
   s.triad_gbps = steady_best(s, named("triad_gbps"),
                              sample_ms(e, 2, z.reps,
                                        [&] { kernels::stream_triad(exec, paths, 3.0, a, b, c); }),
@@ -239,7 +242,8 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
   double product = 0;
   Kokkos::deep_copy(product, dot);
   if (product != 2.0 * static_cast<double>(n))
-    throw std::runtime_error(fmt::format("calibration of {}: read (dot) check failed", Space::name()));
+    throw std::runtime_error(
+        fmt::format("calibration of {}: read (dot) check failed", Space::name()));
   if constexpr (!is_host_space_v<Space>) device_read(exec, s, z, b, c);
 }
 
@@ -267,9 +271,10 @@ StoresProbe make_stores_probe(std::size_t stream_elements) {
   const std::size_t n = std::min(cache > 0 ? 2 * cache / 3 / sizeof(double) + 1 : stream_elements,
                                  host_available_bytes() / 4 / 3 / sizeof(double));
   if (3 * n * sizeof(double) < 2 * cache) {
-    p.not_measured = fmt::format("not measured: three arrays twice the {:.0f} MB cache do not fit "
-                                 "in a quarter of the memory available",
-                                 cache / 1e6);
+    p.not_measured = fmt::format(
+        "not measured: three arrays twice the {:.0f} MB cache do not fit "
+        "in a quarter of the memory available",
+        cache / 1e6);
     return p;
   }
   p.a = allocate_view<StoresProbe::View>("stores_a", n);
@@ -343,7 +348,8 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
       exec, z.reps, &kernels::HostPolicy::copy_streaming_from,
       [&](auto& paths) { kernels::stream_copy(exec, paths, probe->c, probe->a); });
   if (kernels::sum(exec, probe->a) != 2.0 * static_cast<double>(n))
-    throw std::runtime_error(fmt::format("calibration of {}: copy stores check failed", Space::name()));
+    throw std::runtime_error(
+        fmt::format("calibration of {}: copy stores check failed", Space::name()));
   s.stores_probe_bytes = 3 * n * sizeof(double);
   s.triad_plain_gbps = gbps(3.0 * sizeof(double) * n, plain_ms);
   s.triad_streaming_gbps = gbps(3.0 * sizeof(double) * n, streaming_ms);
@@ -377,7 +383,8 @@ void measure_dot_reads(const Space& exec, SpaceLimits& s, const Sizes& z,
       exec, z.reps, &kernels::HostPolicy::dot_chain_from,
       [&](auto& paths) { kernels::dot_reduce(exec, paths, probe->b, probe->c, dot); });
   if (dot() != 2.0 * static_cast<double>(n))
-    throw std::runtime_error(fmt::format("calibration of {}: dot reads check failed", Space::name()));
+    throw std::runtime_error(
+        fmt::format("calibration of {}: dot reads check failed", Space::name()));
   s.dot_vectors_gbps = gbps(2.0 * sizeof(double) * n, vectors_ms);
   s.dot_chain_gbps = gbps(2.0 * sizeof(double) * n, chain_ms);
   const bool chain = chain_ms < 0.97 * vectors_ms;
@@ -400,9 +407,8 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       auto point = [&](const char* kind, auto&& copy) {
         s.transfers[kind].push_back(
             {bytes, steady_best(s, named(fmt::format("{}_gbps", kind), "", bytes),
-                                  sample_ms(e, 1, z.reps, copy), [&](double ms) {
-                                    return gbps(static_cast<double>(bytes), ms);
-                                  })});
+                                sample_ms(e, 1, z.reps, copy),
+                                [&](double ms) { return gbps(static_cast<double>(bytes), ms); })});
       };
       point("h2d_pageable", [&] { Kokkos::deep_copy(exec, device, pageable); });
       point("d2h_pageable", [&] { Kokkos::deep_copy(exec, pageable, device); });
@@ -414,8 +420,8 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
 
 template <class Space, class T>
 void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
-  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft,
-                              Kokkos::Device<Space, typename Space::memory_space>>;
+  using Matrix =
+      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
   const std::size_t n = z.gemm_n;
   Matrix a("A", n, n), b("B", n, n), c("C", n, n);
   Kokkos::deep_copy(exec, a, T(1));
@@ -472,10 +478,11 @@ std::optional<bool> host_stores_forced() {
   if (v == nullptr) return std::nullopt;
   const std::string_view value(v);
   if (value == "0" || value == "1") return value == "1";
-  throw InputError(fmt::format("PORTALAB_STREAMING_STORES={}: expected 0 (plain stores) or 1 "
-                               "(streaming stores beyond the last-level cache); unset, calibration "
-                               "measures both and keeps the faster",
-                               shown(value)));
+  throw InputError(
+      fmt::format("PORTALAB_STREAMING_STORES={}: expected 0 (plain stores) or 1 "
+                  "(streaming stores beyond the last-level cache); unset, calibration "
+                  "measures both and keeps the faster",
+                  shown(value)));
 }
 
 kernels::HostPolicy host_policy_of(const SpaceLimits* s) {
@@ -542,7 +549,8 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     s.space = name;
     s.host = is_host_space_v<Space>;
     if (s.host) s.cache_bytes = last_level_cache_bytes();
-    const Sizes z = sizes_for(s.host, options.quick, Kokkos::DefaultHostExecutionSpace().concurrency(),
+    const Sizes z = sizes_for(s.host, options.quick,
+                              Kokkos::DefaultHostExecutionSpace().concurrency(),
                               s.host ? 0 : space_free_bytes(name));
     const Space exec;
     if constexpr (is_host_space_v<Space>) {
@@ -564,8 +572,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     measure_launch(exec, s, z.reps);
     cal.spaces.push_back(std::move(s));
   });
-  cal.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cal.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return cal;
 }
 
@@ -588,7 +595,8 @@ const Recheck& recheck_bandwidth(Calibration& c, const std::string& space, const
     if (Space::name() != space) return;
     found = true;
     // As the calibration measured them: its array size, its repetitions.
-    Sizes z = sizes_for(s->host, c.mode == "quick", Kokkos::DefaultHostExecutionSpace().concurrency());
+    Sizes z = sizes_for(s->host, c.mode == "quick",
+                        Kokkos::DefaultHostExecutionSpace().concurrency());
     z.stream_elements = s->stream_bytes / sizeof(double);
     if (s->host && 3 * s->stream_bytes > host_available_bytes())
       throw std::runtime_error(fmt::format(
@@ -635,8 +643,10 @@ nlohmann::json to_json(const Calibration& c) {
     }
     nlohmann::json unsteady = nlohmann::json::array();
     for (const auto& u : s.unsteady) {
-      nlohmann::json one{{"limit", u.limit},         {"unit", u.unit()},
-                         {"fastest", u.fastest},     {"slowest", u.slowest},
+      nlohmann::json one{{"limit", u.limit},
+                         {"unit", u.unit()},
+                         {"fastest", u.fastest},
+                         {"slowest", u.slowest},
                          {"repetitions", u.repetitions}};
       if (!u.dtype.empty()) one["dtype"] = u.dtype;
       if (u.bytes > 0) one["bytes"] = u.bytes;
@@ -698,7 +708,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
       s.cache_bytes = js.value("cache_bytes", std::size_t{0});
       for (const auto& [kind, t] : js.at("transfers").items())
         for (const auto& p : t.at("sweep"))
-          s.transfers[kind].push_back({p.at("bytes").get<std::size_t>(), p.at("gbps").get<double>()});
+          s.transfers[kind].push_back(
+              {p.at("bytes").get<std::size_t>(), p.at("gbps").get<double>()});
       s.gemm_gflops = js.at("gemm_gflops").get<std::map<std::string, double>>();
       s.gemm_library = js.at("gemm_library").get<std::map<std::string, std::string>>();
       s.gemm_n = js.at("gemm_n").get<std::size_t>();
@@ -709,11 +720,13 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         const auto& st = js.at("stores");
         s.stores = st.at("choice").get<std::string>();
         s.copy_stores = st.at("copy_choice").get<std::string>();
-        for (const auto& [key, value] : {std::pair{"choice", s.stores}, {"copy_choice", s.copy_stores}})
+        for (const auto& [key, value] :
+             {std::pair{"choice", s.stores}, {"copy_choice", s.copy_stores}})
           if (value != "plain" && value != "streaming")
-            throw InputError(fmt::format("{}: {} stores.{} is \"{}\"; expected \"plain\" or "
-                                         "\"streaming\"",
-                                         shown(path), shown(s.space), key, shown(value)));
+            throw InputError(
+                fmt::format("{}: {} stores.{} is \"{}\"; expected \"plain\" or "
+                            "\"streaming\"",
+                            shown(path), shown(s.space), key, shown(value)));
         s.stores_why = st.at("why").get<std::string>();
         s.triad_plain_gbps = st.at("triad_plain_gbps").get<double>();
         s.triad_streaming_gbps = st.at("triad_streaming_gbps").get<double>();
@@ -725,9 +738,10 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         const auto& dr = js.at("dot_reads");
         s.dot_reads = dr.at("choice").get<std::string>();
         if (s.dot_reads != "vectors" && s.dot_reads != "chain")
-          throw InputError(fmt::format("{}: {} dot_reads.choice is \"{}\"; expected \"vectors\" or "
-                                       "\"chain\"",
-                                       shown(path), shown(s.space), shown(s.dot_reads)));
+          throw InputError(
+              fmt::format("{}: {} dot_reads.choice is \"{}\"; expected \"vectors\" or "
+                          "\"chain\"",
+                          shown(path), shown(s.space), shown(s.dot_reads)));
         s.dot_vectors_gbps = dr.at("vectors_gbps").get<double>();
         s.dot_chain_gbps = dr.at("chain_gbps").get<double>();
       }
@@ -735,8 +749,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         for (const auto& u : js.at("unsteady"))
           s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
                                 u.at("slowest").get<double>(), u.at("repetitions").get<int>(),
-                                u.value("dtype", std::string()),
-                                u.value("bytes", std::size_t{0})});
+                                u.value("dtype", std::string()), u.value("bytes", std::size_t{0})});
       if (js.contains("rechecks"))  // only a run's calibration has them
         for (const auto& r : js.at("rechecks")) {
           Recheck one;
@@ -756,8 +769,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
     if (j.contains("links")) c.links = links_from_json(j.at("links"));
     return c;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not a portalab calibration file: {}", shown(path),
-                                 shown(e.what(), 1000)));
+    throw InputError(
+        fmt::format("{}: not a portalab calibration file: {}", shown(path), shown(e.what(), 1000)));
   }
 }
 
@@ -765,22 +778,23 @@ std::string format_recheck(const SpaceLimits& s, const Recheck& r) {
   const double measured = r.limit == "read"
                               ? r.read_gbps
                               : std::max({r.copy_kernel_gbps, r.copy_deep_copy_gbps, r.triad_gbps});
-  return fmt::format("{} {} limit re-measured after {} ran at {:.0f}% of it: {:.1f} -> {:.1f} GB/s "
-                     "(again: copy {:.1f}, memcpy {:.1f}, triad {:.1f}, read {:.1f}; {:.1f} s){}",
-                     s.space, r.limit, r.after, 100 * r.row_pct, r.limit_before,
-                     std::max(r.limit_before, measured), r.copy_kernel_gbps, r.copy_deep_copy_gbps,
-                     r.triad_gbps, r.read_gbps, r.seconds,
-                     measured > r.limit_before
-                         ? ": the machine's bandwidth had changed since calibration"
-                         : ": not higher; the row is faster than this space's loops measured it");
+  return fmt::format(
+      "{} {} limit re-measured after {} ran at {:.0f}% of it: {:.1f} -> {:.1f} GB/s "
+      "(again: copy {:.1f}, memcpy {:.1f}, triad {:.1f}, read {:.1f}; {:.1f} s){}",
+      s.space, r.limit, r.after, 100 * r.row_pct, r.limit_before,
+      std::max(r.limit_before, measured), r.copy_kernel_gbps, r.copy_deep_copy_gbps, r.triad_gbps,
+      r.read_gbps, r.seconds,
+      measured > r.limit_before
+          ? ": the machine's bandwidth had changed since calibration"
+          : ": not higher; the row is faster than this space's loops measured it");
 }
 
 std::string format_calibration(const Calibration& c) {
   std::string out = fmt::format(
       "\nmachine limits ({} calibration, {:.1f} s; bandwidths count bytes read + written)\n"
       "{:<8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} {:>13} {:>10}\n",
-      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "read", "h2d pageab", "h2d pinned",
-      "d2h pageab", "d2h pinned", "sgemm GFLOP/s", "dgemm GFLOP/s", "launch µs");
+      c.mode, c.seconds, "space", "copy GB/s", "memcpy", "triad", "read", "h2d pageab",
+      "h2d pinned", "d2h pageab", "d2h pinned", "sgemm GFLOP/s", "dgemm GFLOP/s", "launch µs");
   for (const auto& s : c.spaces) {
     auto t = [&](const char* kind) {
       return s.host ? std::string("-") : fmt::format("{:.1f}", s.transfer_gbps(kind));
@@ -791,12 +805,13 @@ std::string format_calibration(const Calibration& c) {
                  ? std::string("-")
                  : fmt::format("{:.0f} {}", it->second, s.gemm_library.at(dtype));
     };
-    out += fmt::format("{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} "
-                       "{:>13} {:>10.2f}\n",
-                       s.space, s.copy_kernel_gbps, s.copy_deep_copy_gbps, s.triad_gbps,
-                       s.read_gbps > 0 ? fmt::format("{:.1f}", s.read_gbps) : std::string("-"),
-                       t("h2d_pageable"), t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"),
-                       g("float32"), g("float64"), s.launch_us);
+    out += fmt::format(
+        "{:<8} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>11} {:>11} {:>11} {:>11} {:>13} "
+        "{:>13} {:>10.2f}\n",
+        s.space, s.copy_kernel_gbps, s.copy_deep_copy_gbps, s.triad_gbps,
+        s.read_gbps > 0 ? fmt::format("{:.1f}", s.read_gbps) : std::string("-"), t("h2d_pageable"),
+        t("h2d_pinned"), t("d2h_pageable"), t("d2h_pinned"), g("float32"), g("float64"),
+        s.launch_us);
   }
   // The host BLAS once, with the kernels it chose (all host spaces call it).
   for (const auto& s : c.spaces)
@@ -813,23 +828,26 @@ std::string format_calibration(const Calibration& c) {
                          s.stores_why);
   for (const auto& s : c.spaces)
     if (!s.dot_reads.empty())
-      out += fmt::format("  {} float64 dot beyond the cache: {} (one chain {:.1f} GB/s, four vector "
-                         "sums {:.1f})\n",
-                         s.space, s.dot_reads == "chain" ? "one chain" : "vector sums",
-                         s.dot_chain_gbps, s.dot_vectors_gbps);
+      out += fmt::format(
+          "  {} float64 dot beyond the cache: {} (one chain {:.1f} GB/s, four vector "
+          "sums {:.1f})\n",
+          s.space, s.dot_reads == "chain" ? "one chain" : "vector sums", s.dot_chain_gbps,
+          s.dot_vectors_gbps);
   // STREAM's rule: each array at least 4x the last-level cache.
   for (const auto& s : c.spaces)
     if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)
-      out += fmt::format("  {} bandwidths on arrays of {:.0f} MB, less than 4x the {:.0f} MB "
-                         "last-level cache: part of them may have come from the cache; "
-                         "`portalab calibrate` (full) for limits to report\n",
-                         s.space, s.stream_bytes / 1e6, s.cache_bytes / 1e6);
+      out += fmt::format(
+          "  {} bandwidths on arrays of {:.0f} MB, less than 4x the {:.0f} MB "
+          "last-level cache: part of them may have come from the cache; "
+          "`portalab calibrate` (full) for limits to report\n",
+          s.space, s.stream_bytes / 1e6, s.cache_bytes / 1e6);
   for (const auto& s : c.spaces)
     for (const auto& u : s.unsteady)
-      out += fmt::format("  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "
-                         "over {}x the fastest): the machine was busy; results against this "
-                         "limit are unreliable\n",
-                         s.space, u.text(), u.repetitions, u.fastest, u.slowest, unsteady_ratio);
+      out += fmt::format(
+          "  UNSTEADY {} {}: {} repetitions from {:.4g} to {:.4g} (the slowest took "
+          "over {}x the fastest): the machine was busy; results against this "
+          "limit are unreliable\n",
+          s.space, u.text(), u.repetitions, u.fastest, u.slowest, unsteady_ratio);
   for (const auto& s : c.spaces)
     for (const auto& r : s.rechecks) out += "  " + format_recheck(s, r) + "\n";
   if (!c.links.empty()) out += format_links(c.links);

@@ -30,8 +30,8 @@ struct Unsteady {
   std::string limit;  // "triad_gbps", "launch_us", "gemm_gflops", "h2d_pinned_gbps", ...
   double fastest = 0.0, slowest = 0.0;
   int repetitions = 0;
-  std::string dtype;      // gemm_gflops: the type measured
-  std::size_t bytes = 0;  // a transfer: the size of the copy measured
+  std::string dtype;              // gemm_gflops: the type measured
+  std::size_t bytes = 0;          // a transfer: the size of the copy measured
   std::string_view unit() const;  // of limit: "GB/s", "GFLOP/s" or "us"
   std::string text() const;       // "gemm_gflops float32", "h2d_pinned_gbps at 1048576 bytes"
 };
@@ -39,8 +39,8 @@ struct Unsteady {
 // The memory bandwidths of a space measured again during a run, after a row
 // beyond the cache ran above the limit they gave (recheck_bandwidth).
 struct Recheck {
-  std::string after;         // the row: "dot native float64 n=300000000"
-  double row_pct = 0.0;      // its share of the limit before
+  std::string after;          // the row: "dot native float64 n=300000000"
+  double row_pct = 0.0;       // its share of the limit before
   double limit_before = 0.0;  // that limit (GB/s), and which: "memory" or "read"
   std::string limit;
   // Re-measured, the fastest repetition of each; the space keeps the higher
@@ -62,8 +62,8 @@ struct SpaceLimits {
   // (a copy's stores also read each line they write, unless streamed).
   // 0 in files written before it was measured.
   double read_gbps = 0.0;
-  std::size_t stream_bytes = 0;      // size of each array of those: beyond the last cache
-  std::size_t cache_bytes = 0;       // host spaces: the last-level cache; 0 unknown
+  std::size_t stream_bytes = 0;  // size of each array of those: beyond the last cache
+  std::size_t cache_bytes = 0;   // host spaces: the last-level cache; 0 unknown
   // Host<->device, device spaces only: sizes swept, and the best of each.
   std::map<std::string, std::vector<TransferPoint>> transfers;  // "h2d_pinned", ...
   // Vendor gemm, GFLOP/s by dtype, with the library that ran (from its region name).
@@ -141,7 +141,7 @@ struct Calibration {
 };
 
 struct CalibrationOptions {
-  bool quick = false;              // smaller sizes and fewer repetitions
+  bool quick = false;                // smaller sizes and fewer repetitions
   std::ostream* progress = nullptr;  // one line per measurement
 };
 

@@ -56,9 +56,10 @@ void measure_peers(Links& links, bool quick) {
   cuda_check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   cuda_check(cudaGetDevice(&current), "cudaGetDevice");
   if (devices < 2) {
-    links.peer_note = fmt::format("{} GPU visible to rank 0 (CUDA_VISIBLE_DEVICES, or Slurm's "
-                                  "--gpu-bind): no peer copies measured",
-                                  devices);
+    links.peer_note = fmt::format(
+        "{} GPU visible to rank 0 (CUDA_VISIBLE_DEVICES, or Slurm's "
+        "--gpu-bind): no peer copies measured",
+        devices);
     return;
   }
   const std::size_t bytes = quick ? (256u << 20) : (1u << 30);
@@ -77,8 +78,10 @@ void measure_peers(Links& links, bool quick) {
       cudaDeviceCanAccessPeer(&can, d, p);
       if (p != d && can) {
         const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
-        else cuda_check(e, "cudaDeviceEnablePeerAccess");
+        if (e == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError();
+        else
+          cuda_check(e, "cudaDeviceEnablePeerAccess");
       }
     }
   }
@@ -182,8 +185,8 @@ Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
       fmt::print(*options.progress, "calibrate: {}\n", what);
   };
 #if defined(KOKKOS_ENABLE_CUDA)
-  const bool cuda_wanted =
-      spaces.empty() || std::find(spaces.begin(), spaces.end(), "Cuda") != spaces.end();
+  const bool cuda_wanted = spaces.empty() ||
+                           std::find(spaces.begin(), spaces.end(), "Cuda") != spaces.end();
   if (cuda_wanted && world.rank() == 0) {
     say("peer copy bandwidth between the GPUs rank 0 sees (copy engines)");
     measure_peers(links, options.quick);
@@ -200,8 +203,7 @@ Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
       const std::size_t bytes = !is_host_space_v<Space> ? (1u << 30)
                                 : options.quick         ? (64u << 20)
                                                         : (256u << 20);
-      if (!spaces.empty() && std::find(spaces.begin(), spaces.end(), name) == spaces.end())
-        return;
+      if (!spaces.empty() && std::find(spaces.begin(), spaces.end(), name) == spaces.end()) return;
       say(fmt::format("{}: allreduce bus bandwidth among {} ranks, {} MiB", name, world.size(),
                       bytes >> 20));
       links.allreduce.push_back(measure_allreduce<Space>(world, bytes, options.quick ? 5 : 10));
@@ -213,8 +215,11 @@ Links calibrate_links(const Comm& world, const std::vector<std::string>& spaces,
 nlohmann::json to_json(const Links& l) {
   nlohmann::json allreduce = nlohmann::json::array();
   for (const auto& a : l.allreduce)
-    allreduce.push_back({{"space", a.space}, {"path", a.path}, {"ranks", a.ranks},
-                         {"bytes", a.bytes}, {"busbw_gbps", a.busbw_gbps}});
+    allreduce.push_back({{"space", a.space},
+                         {"path", a.path},
+                         {"ranks", a.ranks},
+                         {"bytes", a.bytes},
+                         {"busbw_gbps", a.busbw_gbps}});
   return {{"peer_one_way_gbps", l.peer_one_way},
           {"peer_both_ways_gbps", l.peer_both_ways},
           {"peer_bytes", l.peer_bytes},
@@ -238,10 +243,12 @@ Links links_from_json(const nlohmann::json& j) {
 std::string format_links(const Links& l) {
   std::string out;
   if (!l.peer_one_way.empty()) {
-    out += fmt::format("peer copies between GPUs ({} MiB, copy engines), GB/s one way / both "
-                       "ways at once:\n      ",
-                       l.peer_bytes >> 20);
-    for (std::size_t j = 0; j < l.peer_one_way.size(); ++j) out += fmt::format("{:>14}", fmt::format("to GPU {}", j));
+    out += fmt::format(
+        "peer copies between GPUs ({} MiB, copy engines), GB/s one way / both "
+        "ways at once:\n      ",
+        l.peer_bytes >> 20);
+    for (std::size_t j = 0; j < l.peer_one_way.size(); ++j)
+      out += fmt::format("{:>14}", fmt::format("to GPU {}", j));
     out += "\n";
     for (std::size_t i = 0; i < l.peer_one_way.size(); ++i) {
       out += fmt::format("GPU {} ", i);

@@ -38,10 +38,14 @@ struct Reason {
 };
 // nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*) bits.
 constexpr Reason reasons[] = {
-    {0x1, "gpu_idle", false},         {0x2, "applications_clocks_setting", false},
-    {0x4, "sw_power_cap", true},      {0x8, "hw_slowdown", true},
-    {0x10, "sync_boost", false},      {0x20, "sw_thermal_slowdown", true},
-    {0x40, "hw_thermal_slowdown", true}, {0x80, "hw_power_brake_slowdown", true},
+    {0x1, "gpu_idle", false},
+    {0x2, "applications_clocks_setting", false},
+    {0x4, "sw_power_cap", true},
+    {0x8, "hw_slowdown", true},
+    {0x10, "sync_boost", false},
+    {0x20, "sw_thermal_slowdown", true},
+    {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake_slowdown", true},
     {0x100, "display_clock_setting", false},
 };
 
@@ -58,8 +62,7 @@ double median(std::vector<double> v) {
 }
 
 double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -141,7 +144,8 @@ std::unique_ptr<GpuMeter> GpuMeter::open(const std::string& uuid, const std::str
   lib->bind(lib->shutdown, {"nvmlShutdown"});
   lib->bind(lib->error_string, {"nvmlErrorString"});
   lib->bind(lib->by_uuid, {"nvmlDeviceGetHandleByUUID"});
-  lib->bind(lib->by_pci_bus_id, {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
+  lib->bind(lib->by_pci_bus_id,
+            {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"});
   lib->bind(lib->name, {"nvmlDeviceGetName"});
   lib->bind(lib->energy, {"nvmlDeviceGetTotalEnergyConsumption"});
   lib->bind(lib->power, {"nvmlDeviceGetPowerUsage"});
@@ -183,7 +187,8 @@ std::unique_ptr<GpuMeter> GpuMeter::open(const std::string& uuid, const std::str
   std::unique_ptr<GpuMeter> m(new GpuMeter);
   m->m_nvml = std::move(lib);
   m->m_device = device;
-  if (!m->m_nvml->energy) m->m_energy_why_not = "this NVML has no nvmlDeviceGetTotalEnergyConsumption";
+  if (!m->m_nvml->energy)
+    m->m_energy_why_not = "this NVML has no nvmlDeviceGetTotalEnergyConsumption";
   return m;
 }
 
@@ -193,7 +198,7 @@ std::optional<double> GpuMeter::energy_j() {
   if (const nvmlReturn_t rc = m_nvml->energy(m_device, &mj); rc != nvml_success) {
     // Pre-Volta boards and MIG instances have no energy counter.
     m_energy_why_not = fmt::format("nvmlDeviceGetTotalEnergyConsumption: {}{}", m_nvml->error(rc),
-                                   rc == nvml_not_supported ? ": the device has no energy counter"
+                                   rc == nvml_not_supported   ? ": the device has no energy counter"
                                    : rc == nvml_no_permission ? ": not permitted"
                                                               : "");
     return std::nullopt;
@@ -242,7 +247,8 @@ nlohmann::json GpuMeter::settings() {
       n.ecc_errors(m_device, uncorrected, volatile_count, &errors) == nvml_success)
     j["ecc_uncorrected_errors"] = errors;
   if (n.pcie_width && n.pcie_width(m_device, &v) == nvml_success) j["pcie_link_width"] = v;
-  if (n.pcie_max_width && n.pcie_max_width(m_device, &v) == nvml_success) j["pcie_link_max_width"] = v;
+  if (n.pcie_max_width && n.pcie_max_width(m_device, &v) == nvml_success)
+    j["pcie_link_max_width"] = v;
   if (n.pcie_generation && n.pcie_generation(m_device, &v) == nvml_success)
     j["pcie_link_generation"] = v;
   j["energy_counter"] = energy_j().has_value();
@@ -285,18 +291,18 @@ std::unique_ptr<CpuMeter> CpuMeter::open(const std::string& root, std::string& w
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    why_not = fmt::format("no {}: this kernel exposes no powercap (RAPL) interface{}", root,
-                          [] {
-                            std::ifstream cpu("/proc/cpuinfo");
-                            for (std::string line; std::getline(cpu, line);)
-                              if (line.rfind("flags", 0) == 0)
-                                return line.find(" hypervisor") != std::string::npos
-                                           ? std::string(" (a virtual machine: the CPU says it "
-                                                         "runs under a hypervisor, which does not "
-                                                         "pass RAPL on)")
-                                           : std::string(" (module intel_rapl_msr not loaded?)");
-                            return std::string();
-                          }());
+    why_not = fmt::format("no {}: this kernel exposes no powercap (RAPL) interface{}", root, [] {
+      std::ifstream cpu("/proc/cpuinfo");
+      for (std::string line; std::getline(cpu, line);)
+        if (line.rfind("flags", 0) == 0)
+          return line.find(" hypervisor") != std::string::npos
+                     ? std::string(
+                           " (a virtual machine: the CPU says it "
+                           "runs under a hypervisor, which does not "
+                           "pass RAPL on)")
+                     : std::string(" (module intel_rapl_msr not loaded?)");
+      return std::string();
+    }());
     return nullptr;
   }
   // Package zones (intel-rapl:N, named package-N; AMD's as well) and their
@@ -328,7 +334,8 @@ std::unique_ptr<CpuMeter> CpuMeter::open(const std::string& root, std::string& w
     z.range_uj = *range;
     z.last_uj = *now;
     m->m_zones.push_back(z);
-    m->m_names.push_back(fmt::format("{} {}", std::filesystem::path(path).filename().string(), name));
+    m->m_names.push_back(
+        fmt::format("{} {}", std::filesystem::path(path).filename().string(), name));
   }
   return m;
 }
@@ -339,7 +346,8 @@ std::optional<double> CpuMeter::energy_j() {
     const auto now = read_counter(z.file, why);
     if (!now) return std::nullopt;
     // The counter runs from 0 to max_energy_range_uj, then starts again.
-    const std::uint64_t delta = *now >= z.last_uj ? *now - z.last_uj : *now + (z.range_uj - z.last_uj);
+    const std::uint64_t delta = *now >= z.last_uj ? *now - z.last_uj
+                                                  : *now + (z.range_uj - z.last_uj);
     m_joules += delta * 1e-6;
     z.last_uj = *now;
   }
@@ -371,12 +379,13 @@ std::string EnergyMeters::summary() const {
   const std::string gpu_text =
       gpu ? fmt::format("GPU {} through NVML{}", d["gpu"].value("name", "?"),
                         d["gpu"].contains("energy_not_available")
-                            ? fmt::format(" (clocks only: {})", d["gpu"]["energy_not_available"].get<std::string>())
+                            ? fmt::format(" (clocks only: {})",
+                                          d["gpu"]["energy_not_available"].get<std::string>())
                             : std::string())
           : fmt::format("GPU not measured: {}", gpu_why_not);
-  const std::string cpu_text =
-      cpu ? fmt::format("CPU through RAPL ({})", fmt::join(cpu->zones(), ", "))
-          : fmt::format("CPU not measured: {}", cpu_why_not);
+  const std::string cpu_text = cpu ? fmt::format("CPU through RAPL ({})",
+                                                 fmt::join(cpu->zones(), ", "))
+                                   : fmt::format("CPU not measured: {}", cpu_why_not);
   return gpu_text + "; " + cpu_text;
 }
 
@@ -436,7 +445,8 @@ nlohmann::json to_json(const EntryEnergy& e) {
   nlohmann::json j = {{"cpu", source_json(e.cpu)},
                       {"start_unix_s", e.start_unix_s},
                       {"end_unix_s", e.end_unix_s},
-                      {"gflop_per_j", e.gflop_per_j > 0 ? nlohmann::json(e.gflop_per_j) : nlohmann::json()},
+                      {"gflop_per_j",
+                       e.gflop_per_j > 0 ? nlohmann::json(e.gflop_per_j) : nlohmann::json()},
                       {"gb_per_j", e.gb_per_j > 0 ? nlohmann::json(e.gb_per_j) : nlohmann::json()}};
   if (e.gpu_read) {
     j["gpu"] = source_json(e.gpu);
@@ -487,7 +497,8 @@ EntryEnergy sum_over_ranks(const std::vector<EntryEnergy>& ranks,
     to.mean_power_w += from.mean_power_w;
     to.seconds = std::max(to.seconds, from.seconds);
     to.reps = from.reps;
-    to.reps_counted = to.reps_counted ? std::min(to.reps_counted, from.reps_counted) : from.reps_counted;
+    to.reps_counted = to.reps_counted ? std::min(to.reps_counted, from.reps_counted)
+                                      : from.reps_counted;
   };
   // A source not measured on one rank is not measured for the node.
   auto all_measured = [&](auto member) {
@@ -598,7 +609,9 @@ void EnergyLog::stop_sampler() {
 
 double EnergyLog::gpu_joules_at(Clock::time_point t) const {
   const auto after = std::lower_bound(m_gpu_samples.begin(), m_gpu_samples.end(), t,
-                                      [](const GpuSample& s, Clock::time_point at) { return s.t < at; });
+                                      [](const GpuSample& s, Clock::time_point at) {
+                                        return s.t < at;
+                                      });
   if (after == m_gpu_samples.begin()) return after->joules;
   if (after == m_gpu_samples.end()) return m_gpu_samples.back().joules;
   const GpuSample& before = *(after - 1);
@@ -670,11 +683,13 @@ EntryEnergy EnergyLog::finish() {
     // less often than a short repetition lasts, so most such repetitions read
     // 0 J and the median is 0.
     s.joules_per_rep = s.joules / static_cast<double>(rep.size());
-    s.kernel_joules_per_rep = kernel.empty() ? 0.0 : s.kernel_joules / static_cast<double>(kernel.size());
+    s.kernel_joules_per_rep = kernel.empty() ? 0.0
+                                             : s.kernel_joules / static_cast<double>(kernel.size());
     s.seconds = window_s > 0 ? window_s : seconds;
     s.mean_power_w = s.seconds > 0 ? s.joules / s.seconds : 0;
     s.reps = static_cast<int>(rep.size());
-    s.reps_counted = static_cast<int>(std::count_if(rep.begin(), rep.end(), [](double j) { return j > 0; }));
+    s.reps_counted = static_cast<int>(
+        std::count_if(rep.begin(), rep.end(), [](double j) { return j > 0; }));
     return s;
   };
   e.cpu = source(m_cpu_rep, m_cpu_kernel, m_cpu_lost, m_first.cpu, m_last.cpu,
@@ -698,7 +713,8 @@ EntryEnergy EnergyLog::finish() {
       if (s.sm_mhz) sm.push_back(*s.sm_mhz);
       if (s.mem_mhz) mem.push_back(*s.mem_mhz);
       if (s.power_w) power.push_back(*s.power_w);
-      if (s.temperature_c) e.temperature_c = std::max(e.temperature_c.value_or(*s.temperature_c), *s.temperature_c);
+      if (s.temperature_c)
+        e.temperature_c = std::max(e.temperature_c.value_or(*s.temperature_c), *s.temperature_c);
       if (s.reasons) bits |= *s.reasons;
     }
     if (!sm.empty()) e.sm_mhz = median(sm);

@@ -102,13 +102,13 @@ struct EnergyMeters {
 
 // One source's figures over an entry's timed repetitions.
 struct SourceEnergy {
-  std::string not_available;  // set: nothing measured, and why
-  double joules = 0;          // all the timed repetitions together
-  double joules_per_rep = 0;  // median over the repetitions
+  std::string not_available;         // set: nothing measured, and why
+  double joules = 0;                 // all the timed repetitions together
+  double joules_per_rep = 0;         // median over the repetitions
   double kernel_joules_per_rep = 0;  // median of the kernel phase alone
-  double kernel_joules = 0;  // the kernel phases together
-  double seconds = 0;        // the repetitions' windows together
-  double mean_power_w = 0;   // joules / seconds
+  double kernel_joules = 0;          // the kernel phases together
+  double seconds = 0;                // the repetitions' windows together
+  double mean_power_w = 0;           // joules / seconds
   int reps = 0;
   int reps_counted = 0;  // repetitions over which the counter moved (a coarse counter: few)
 
@@ -122,9 +122,9 @@ struct EntryEnergy {
   SourceEnergy gpu, cpu;
   bool gpu_read = false;  // a device row: its GPU was read (host rows read the CPU alone)
   std::optional<double> sm_mhz, mem_mhz, power_w;  // medians of the samples
-  std::optional<double> temperature_c;            // the highest
-  std::vector<std::string> reasons;  // every clock-event reason seen
-  bool throttled = false;            // a reason that holds clocks down was seen
+  std::optional<double> temperature_c;             // the highest
+  std::vector<std::string> reasons;                // every clock-event reason seen
+  bool throttled = false;                          // a reason that holds clocks down was seen
   double start_unix_s = 0, end_unix_s = 0;
   double gflop_per_j = 0, gb_per_j = 0;  // the row's own side's (GPU for device rows)
 

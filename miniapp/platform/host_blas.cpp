@@ -73,13 +73,12 @@ int openblas_core_vector_bits(const std::string& core) {
   const std::string c = lower(core);
   for (std::string_view name : {"skylakex", "cooperlake", "sapphirerapids"})
     if (c == name) return 512;
-  for (std::string_view name : {"haswell", "zen", "sandybridge", "bulldozer", "piledriver",
-                                "steamroller", "excavator"})
+  for (std::string_view name :
+       {"haswell", "zen", "sandybridge", "bulldozer", "piledriver", "steamroller", "excavator"})
     if (c == name) return 256;
   for (std::string_view name : {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
-                                "barcelona", "opteron", "opteron_sse3", "nano", "bobcat",
-                                "katmai", "coppermine", "northwood", "banias", "athlon",
-                                "generic"})
+                                "barcelona", "opteron", "opteron_sse3", "nano", "bobcat", "katmai",
+                                "coppermine", "northwood", "banias", "athlon", "generic"})
     if (c == name) return 128;
   return 0;
 }
@@ -87,13 +86,14 @@ int openblas_core_vector_bits(const std::string& core) {
 std::string narrow_kernels_warning(const HostBlasKernels& k, const char* openblas_coretype) {
   if (k.core_vector_bits == 0 || k.cpu_vector_bits <= k.core_vector_bits) return {};
   const bool openblas = k.library.rfind("OpenBLAS", 0) == 0;
-  std::string what = fmt::format(
-      "{} runs its {} kernels ({}-bit vectors) on a CPU with {}-bit vectors", k.library, k.core,
-      k.core_vector_bits, k.cpu_vector_bits);
+  std::string what =
+      fmt::format("{} runs its {} kernels ({}-bit vectors) on a CPU with {}-bit vectors", k.library,
+                  k.core, k.core_vector_bits, k.cpu_vector_bits);
   if (k.core_vector_bits == 128)
-    what += ": a generic fallback (it did not recognise this CPU; a virtual CPU often hides "
-            "its model), several times below the CPU's gemm peak. Host BLAS and LAPACK rows and "
-            "the host gemm limit measure that fallback";
+    what +=
+        ": a generic fallback (it did not recognise this CPU; a virtual CPU often hides "
+        "its model), several times below the CPU's gemm peak. Host BLAS and LAPACK rows and "
+        "the host gemm limit measure that fallback";
   else
     what += ": host BLAS and LAPACK rows and the host gemm limit may be below the CPU's peak";
   if (!openblas) return what + ".";

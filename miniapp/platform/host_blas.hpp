@@ -12,9 +12,9 @@
 namespace portalab {
 
 struct HostBlasKernels {
-  std::string library;  // "OpenBLAS 0.3.21", "MKL 2024.0", "BLIS 0.9.0"; empty: none known
-  std::string config;   // the library's own description of its build, where it gives one
-  std::string core;     // the kernels it chose: "Haswell", "SkylakeX", "zen3"; empty: unknown
+  std::string library;       // "OpenBLAS 0.3.21", "MKL 2024.0", "BLIS 0.9.0"; empty: none known
+  std::string config;        // the library's own description of its build, where it gives one
+  std::string core;          // the kernels it chose: "Haswell", "SkylakeX", "zen3"; empty: unknown
   int core_vector_bits = 0;  // the widest vectors those kernels use; 0: unknown
   int cpu_vector_bits = 0;   // the widest vectors this CPU runs; 0: unknown
   // Non-empty when the kernels are narrower than the CPU's vectors: what it

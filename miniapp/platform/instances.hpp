@@ -62,9 +62,10 @@ std::string why_not_partitionable(const Space& exec, int count) {
   // instance is the space itself.
   if constexpr (is_threads<Space>) {
     if (count > 1)
-      return fmt::format("Kokkos 4.6 has a single Threads instance (one process-wide thread "
-                         "pool, no partition_space): {} instances would not run concurrently",
-                         count);
+      return fmt::format(
+          "Kokkos 4.6 has a single Threads instance (one process-wide thread "
+          "pool, no partition_space): {} instances would not run concurrently",
+          count);
   } else if (!partitions) {
     return fmt::format("Kokkos 4.6 cannot partition {} into concurrent instances", Space::name());
   }
@@ -101,8 +102,9 @@ std::string instance_timing(int count) {
   std::string how = count == 1 ? std::string("fence on its instance")
                                : fmt::format("fence on each of {} instances", count);
   if (is_host_space_v<Space> && count > 1 && host_instances_in_turn())
-    return how + "; one after another: a Kokkos Tools library is loaded "
-                 "(PORTALAB_TOOLS_CONCURRENT=1 runs them at once)";
+    return how +
+           "; one after another: a Kokkos Tools library is loaded "
+           "(PORTALAB_TOOLS_CONCURRENT=1 runs them at once)";
 #if defined(_OPENMP)
   if (is_host_space_v<Space> && count > 1 && omp_get_proc_bind() != omp_proc_bind_false)
     how += "; OMP_PROC_BIND binds the threads: instances share cores (set OMP_PROC_BIND=false)";

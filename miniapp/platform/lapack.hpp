@@ -54,24 +54,40 @@ struct Lapacke;
 template <>
 struct Lapacke<float> {
   template <class... A>
-  static auto getrf(A... a) { return LAPACKE_sgetrf(a...); }
+  static auto getrf(A... a) {
+    return LAPACKE_sgetrf(a...);
+  }
   template <class... A>
-  static auto getrs(A... a) { return LAPACKE_sgetrs(a...); }
+  static auto getrs(A... a) {
+    return LAPACKE_sgetrs(a...);
+  }
   template <class... A>
-  static auto geqrf(A... a) { return LAPACKE_sgeqrf(a...); }
+  static auto geqrf(A... a) {
+    return LAPACKE_sgeqrf(a...);
+  }
   template <class... A>
-  static auto orgqr(A... a) { return LAPACKE_sorgqr(a...); }
+  static auto orgqr(A... a) {
+    return LAPACKE_sorgqr(a...);
+  }
 };
 template <>
 struct Lapacke<double> {
   template <class... A>
-  static auto getrf(A... a) { return LAPACKE_dgetrf(a...); }
+  static auto getrf(A... a) {
+    return LAPACKE_dgetrf(a...);
+  }
   template <class... A>
-  static auto getrs(A... a) { return LAPACKE_dgetrs(a...); }
+  static auto getrs(A... a) {
+    return LAPACKE_dgetrs(a...);
+  }
   template <class... A>
-  static auto geqrf(A... a) { return LAPACKE_dgeqrf(a...); }
+  static auto geqrf(A... a) {
+    return LAPACKE_dgeqrf(a...);
+  }
   template <class... A>
-  static auto orgqr(A... a) { return LAPACKE_dorgqr(a...); }
+  static auto orgqr(A... a) {
+    return LAPACKE_dorgqr(a...);
+  }
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -80,36 +96,64 @@ struct Cusolver;
 template <>
 struct Cusolver<float> {
   template <class... A>
-  static auto getrf_size(A... a) { return cusolverDnSgetrf_bufferSize(a...); }
+  static auto getrf_size(A... a) {
+    return cusolverDnSgetrf_bufferSize(a...);
+  }
   template <class... A>
-  static auto getrf(A... a) { return cusolverDnSgetrf(a...); }
+  static auto getrf(A... a) {
+    return cusolverDnSgetrf(a...);
+  }
   template <class... A>
-  static auto getrs(A... a) { return cusolverDnSgetrs(a...); }
+  static auto getrs(A... a) {
+    return cusolverDnSgetrs(a...);
+  }
   template <class... A>
-  static auto geqrf_size(A... a) { return cusolverDnSgeqrf_bufferSize(a...); }
+  static auto geqrf_size(A... a) {
+    return cusolverDnSgeqrf_bufferSize(a...);
+  }
   template <class... A>
-  static auto geqrf(A... a) { return cusolverDnSgeqrf(a...); }
+  static auto geqrf(A... a) {
+    return cusolverDnSgeqrf(a...);
+  }
   template <class... A>
-  static auto orgqr_size(A... a) { return cusolverDnSorgqr_bufferSize(a...); }
+  static auto orgqr_size(A... a) {
+    return cusolverDnSorgqr_bufferSize(a...);
+  }
   template <class... A>
-  static auto orgqr(A... a) { return cusolverDnSorgqr(a...); }
+  static auto orgqr(A... a) {
+    return cusolverDnSorgqr(a...);
+  }
 };
 template <>
 struct Cusolver<double> {
   template <class... A>
-  static auto getrf_size(A... a) { return cusolverDnDgetrf_bufferSize(a...); }
+  static auto getrf_size(A... a) {
+    return cusolverDnDgetrf_bufferSize(a...);
+  }
   template <class... A>
-  static auto getrf(A... a) { return cusolverDnDgetrf(a...); }
+  static auto getrf(A... a) {
+    return cusolverDnDgetrf(a...);
+  }
   template <class... A>
-  static auto getrs(A... a) { return cusolverDnDgetrs(a...); }
+  static auto getrs(A... a) {
+    return cusolverDnDgetrs(a...);
+  }
   template <class... A>
-  static auto geqrf_size(A... a) { return cusolverDnDgeqrf_bufferSize(a...); }
+  static auto geqrf_size(A... a) {
+    return cusolverDnDgeqrf_bufferSize(a...);
+  }
   template <class... A>
-  static auto geqrf(A... a) { return cusolverDnDgeqrf(a...); }
+  static auto geqrf(A... a) {
+    return cusolverDnDgeqrf(a...);
+  }
   template <class... A>
-  static auto orgqr_size(A... a) { return cusolverDnDorgqr_bufferSize(a...); }
+  static auto orgqr_size(A... a) {
+    return cusolverDnDorgqr_bufferSize(a...);
+  }
   template <class... A>
-  static auto orgqr(A... a) { return cusolverDnDorgqr(a...); }
+  static auto orgqr(A... a) {
+    return cusolverDnDorgqr(a...);
+  }
 };
 #endif
 
@@ -149,7 +193,8 @@ std::string why_no_kokkos_kernels_gesv() {
   if constexpr (KokkosLapack::Impl::gesv_tpl_spec_avail<Exec, Matrix, Matrix, Pivots>::value)
     return {};
   else
-    return std::string("Kokkos Kernels 4.6 has no gesv of its own and no library it calls serves ") +
+    return std::string(
+               "Kokkos Kernels 4.6 has no gesv of its own and no library it calls serves ") +
            Exec::name() + " in this build (LAPACK, cuSOLVER, rocSOLVER or MAGMA)";
 }
 
@@ -212,8 +257,8 @@ void geqrf(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T
         int lwork = 0;
         PORTALAB_CUSOLVER_CHECK(C::geqrf_size(h, m, n, A.data(), lda, &lwork));
         ws.reserve(exec, lwork);
-        PORTALAB_CUSOLVER_CHECK(C::geqrf(h, m, n, A.data(), lda, tau.data(), ws.work.data(),
-                                         lwork, ws.info.data()));
+        PORTALAB_CUSOLVER_CHECK(
+            C::geqrf(h, m, n, A.data(), lda, tau.data(), ws.work.data(), lwork, ws.info.data()));
 #endif
       });
 }
@@ -227,8 +272,7 @@ void orgqr(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T
   detail::dispatch<Exec, T>(
       exec, "orgqr",
       [&] {
-        ws.info() =
-            detail::Lapacke<T>::orgqr(LAPACK_COL_MAJOR, m, n, k, A.data(), lda, tau.data());
+        ws.info() = detail::Lapacke<T>::orgqr(LAPACK_COL_MAJOR, m, n, k, A.data(), lda, tau.data());
       },
       [&](auto h) {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -236,8 +280,8 @@ void orgqr(const Exec& exec, const AM& A, const TV& tau, LapackWorkspace<Exec, T
         int lwork = 0;
         PORTALAB_CUSOLVER_CHECK(C::orgqr_size(h, m, n, k, A.data(), lda, tau.data(), &lwork));
         ws.reserve(exec, lwork);
-        PORTALAB_CUSOLVER_CHECK(C::orgqr(h, m, n, k, A.data(), lda, tau.data(), ws.work.data(),
-                                         lwork, ws.info.data()));
+        PORTALAB_CUSOLVER_CHECK(
+            C::orgqr(h, m, n, k, A.data(), lda, tau.data(), ws.work.data(), lwork, ws.info.data()));
 #endif
       });
 }

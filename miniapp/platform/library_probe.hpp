@@ -147,8 +147,11 @@ inline std::string library_providing(const char* symbol, const std::string& fall
   char resolved[PATH_MAX];
   std::string path = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
   for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const auto& [needle, name] : {std::pair{"openblas", "OpenBLAS"}, {"mkl", "MKL"},
-                                     {"blis", "BLIS"}, {"atlas", "ATLAS"}, {"armpl", "ArmPL"}})
+  for (const auto& [needle, name] : {std::pair{"openblas", "OpenBLAS"},
+                                     {"mkl", "MKL"},
+                                     {"blis", "BLIS"},
+                                     {"atlas", "ATLAS"},
+                                     {"armpl", "ArmPL"}})
     if (path.find(needle) != std::string::npos) return name;
   return fallback;
 }

@@ -59,8 +59,8 @@ std::size_t cgroup_headroom() {
   std::size_t headroom = SIZE_MAX;
   while (std::getline(self, line)) {
     if (line.rfind("0::", 0) == 0)
-      headroom = std::min(headroom, cgroup_headroom("/sys/fs/cgroup", line.substr(3),
-                                                    "memory.max", "memory.current"));
+      headroom = std::min(headroom, cgroup_headroom("/sys/fs/cgroup", line.substr(3), "memory.max",
+                                                    "memory.current"));
     else if (const auto at = line.find(":memory:"); at != std::string::npos)
       headroom = std::min(headroom,
                           cgroup_headroom("/sys/fs/cgroup/memory", line.substr(at + 8),

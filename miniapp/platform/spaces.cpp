@@ -51,9 +51,9 @@ std::string threads_affinity_warning(int threads, int cpus, const char* proc_bin
       "Threads: {} threads on {} CPU{} (the CPUs of the thread that started them){}: its rows "
       "and limits measure {} CPU{}, not the machine; {}",
       threads, cpus, cpus == 1 ? "" : "s",
-      proc_bind ? fmt::format(", as OMP_PROC_BIND={} had an OpenMP runtime bind that thread",
-                              proc_bind)
-                : std::string(),
+      proc_bind
+          ? fmt::format(", as OMP_PROC_BIND={} had an OpenMP runtime bind that thread", proc_bind)
+          : std::string(),
       cpus, cpus == 1 ? "" : "s",
       proc_bind ? "unset OMP_PROC_BIND (and OMP_PLACES) for Threads runs"
                 : "give it more CPUs (taskset, srun --cpus-per-task) or fewer threads "
@@ -87,7 +87,8 @@ std::string threads_default_warning(const std::vector<std::string>& spaces,
   if (std::find(measured.begin(), measured.end(), "Threads") == measured.end()) return {};
   bool chosen = std::getenv("KOKKOS_NUM_THREADS") != nullptr;
   for (const auto& a : kokkos_args)
-    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) chosen = true;
+    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0)
+      chosen = true;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
@@ -126,7 +127,8 @@ std::string threads_per_rank_option(int local_ranks, const std::vector<std::stri
   CPU_ZERO(&set);
   const int affinity = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   return threads_per_rank_option(local_ranks, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
-                                 affinity, kokkos_args, [](const char* n) { return std::getenv(n); });
+                                 affinity, kokkos_args,
+                                 [](const char* n) { return std::getenv(n); });
 }
 
 std::string serial_beside_threads_warning(const std::vector<std::string>& spaces) {
@@ -137,10 +139,11 @@ std::string serial_beside_threads_warning(const std::vector<std::string>& spaces
   };
   const int threads = space_concurrency("Threads");
   if (!has("Serial") || !has("Threads") || threads <= 1) return {};
-  return fmt::format("Serial runs beside {} idle Threads worker{}, which spin (8-11% off a Serial "
-                     "copy on a 16-core Xeon): for Serial figures, run Serial apart (--spaces "
-                     "Serial starts Threads on one thread)",
-                     threads - 1, threads == 2 ? "" : "s");
+  return fmt::format(
+      "Serial runs beside {} idle Threads worker{}, which spin (8-11% off a Serial "
+      "copy on a 16-core Xeon): for Serial figures, run Serial apart (--spaces "
+      "Serial starts Threads on one thread)",
+      threads - 1, threads == 2 ? "" : "s");
 }
 
 int space_concurrency(std::string_view name) {

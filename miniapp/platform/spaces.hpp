@@ -54,7 +54,8 @@ template <class F>
 void for_each_space(F&& f) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (f(TypeTag<std::tuple_element_t<I, EnabledSpaces>>{}), ...);
-  }(std::make_index_sequence<std::tuple_size_v<EnabledSpaces>>{});
+  }
+  (std::make_index_sequence<std::tuple_size_v<EnabledSpaces>>{});
 }
 
 // Names of the compiled spaces, as Kokkos spells them ("Serial", "Cuda").
@@ -128,8 +129,8 @@ int space_concurrency(std::string_view name);
 // True when the space's memory is host memory: a host mirror then aliases the
 // device View and host<->device copies are not real copies.
 template <class Space>
-constexpr bool is_host_space_v = Kokkos::SpaceAccessibility<
-    Kokkos::HostSpace, typename Space::memory_space>::accessible;
+constexpr bool is_host_space_v =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 
 // Page-locked host memory of the backend, or void when it has none.
 template <class Space>

@@ -33,17 +33,10 @@ std::size_t printable_at(std::string_view text, std::size_t i) {
 
 void quote_byte(std::string& out, unsigned char c) {
   switch (c) {
-    case '\n':
-      out += "\\n";
-      return;
-    case '\t':
-      out += "\\t";
-      return;
-    case '\r':
-      out += "\\r";
-      return;
-    default:
-      out += fmt::format("\\x{:02x}", c);
+    case '\n': out += "\\n"; return;
+    case '\t': out += "\\t"; return;
+    case '\r': out += "\\r"; return;
+    default: out += fmt::format("\\x{:02x}", c);
   }
 }
 

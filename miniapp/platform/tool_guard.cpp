@@ -109,18 +109,21 @@ std::string summary() {
   const Allocations& a = allocations();
   std::vector<std::string> said;
   if (a.resized)
-    said.push_back(fmt::format("{} deallocation(s) passed on with the size they were allocated "
-                               "with (Kokkos said another)",
-                               a.resized));
+    said.push_back(
+        fmt::format("{} deallocation(s) passed on with the size they were allocated "
+                    "with (Kokkos said another)",
+                    a.resized));
   if (a.unseen)
-    said.push_back(fmt::format("{} deallocation(s) of memory the tool never saw allocated held "
-                               "back",
-                               a.unseen));
+    said.push_back(
+        fmt::format("{} deallocation(s) of memory the tool never saw allocated held "
+                    "back",
+                    a.unseen));
   if (a.null) said.push_back(fmt::format("{} event(s) of a null pointer held back", a.null));
   if (a.reallocated)
-    said.push_back(fmt::format("{} address(es) allocated again while live, deallocated to the "
-                               "tool first",
-                               a.reallocated));
+    said.push_back(
+        fmt::format("{} address(es) allocated again while live, deallocated to the "
+                    "tool first",
+                    a.reallocated));
   std::string line;
   for (const auto& s : said) line += (line.empty() ? "" : "; ") + s;
   return line;

@@ -40,9 +40,9 @@ template <class T>
 inline constexpr bool is_blas_real_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 template <class Exec, class T>
-  requires(is_blas_real_v<T> &&
-           bool(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible))
-struct DenseVendorFor<Exec, T> {
+requires(is_blas_real_v<T>&& bool(
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::
+        accessible)) struct DenseVendorFor<Exec, T> {
   static constexpr DenseVendor value = DenseVendor::host;
   static constexpr const char* blas = "BLAS";
   static constexpr const char* lapack = "LAPACK";
@@ -50,7 +50,7 @@ struct DenseVendorFor<Exec, T> {
 
 #if defined(KOKKOS_ENABLE_CUDA)
 template <class T>
-  requires is_blas_real_v<T>
+requires is_blas_real_v<T>
 struct DenseVendorFor<Kokkos::Cuda, T> {
   static constexpr DenseVendor value = DenseVendor::cuda;
   static constexpr const char* blas = "cuBLAS";

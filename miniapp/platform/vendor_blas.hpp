@@ -23,16 +23,24 @@ struct Cblas;
 template <>
 struct Cblas<float> {
   template <class... A>
-  static auto gemm(A... a) { return cblas_sgemm(a...); }
+  static auto gemm(A... a) {
+    return cblas_sgemm(a...);
+  }
   template <class... A>
-  static auto dot(A... a) { return cblas_sdot(a...); }
+  static auto dot(A... a) {
+    return cblas_sdot(a...);
+  }
 };
 template <>
 struct Cblas<double> {
   template <class... A>
-  static auto gemm(A... a) { return cblas_dgemm(a...); }
+  static auto gemm(A... a) {
+    return cblas_dgemm(a...);
+  }
   template <class... A>
-  static auto dot(A... a) { return cblas_ddot(a...); }
+  static auto dot(A... a) {
+    return cblas_ddot(a...);
+  }
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -41,16 +49,24 @@ struct Cublas;
 template <>
 struct Cublas<float> {
   template <class... A>
-  static auto gemm(A... a) { return cublasSgemm(a...); }
+  static auto gemm(A... a) {
+    return cublasSgemm(a...);
+  }
   template <class... A>
-  static auto dot(A... a) { return cublasSdot(a...); }
+  static auto dot(A... a) {
+    return cublasSdot(a...);
+  }
 };
 template <>
 struct Cublas<double> {
   template <class... A>
-  static auto gemm(A... a) { return cublasDgemm(a...); }
+  static auto gemm(A... a) {
+    return cublasDgemm(a...);
+  }
   template <class... A>
-  static auto dot(A... a) { return cublasDdot(a...); }
+  static auto dot(A... a) {
+    return cublasDdot(a...);
+  }
 };
 #endif
 
@@ -75,8 +91,8 @@ void vendor_gemm(const Exec& exec, const AM& A, const BM& B, const CM& C) {
   const VendorRegion region("gemm", DenseVendorFor<Exec, T>::blas, vendor_type_name<T>());
   if constexpr (vendor == DenseVendor::host) {
     exec.fence("portalab::vendor_gemm: inputs ready");
-    detail::Cblas<T>::gemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, T(1), A.data(),
-                           lda, B.data(), ldb, T(0), C.data(), ldc);
+    detail::Cblas<T>::gemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, T(1), A.data(), lda,
+                           B.data(), ldb, T(0), C.data(), ldc);
   }
 #if defined(KOKKOS_ENABLE_CUDA)
   else if constexpr (vendor == DenseVendor::cuda) {

@@ -57,8 +57,8 @@ bool mpi_started = false;
 // PMIx (srun --mpi=pmix, prterun), PMI-1/2 (MPICH's Hydra, srun --mpi=pmi2).
 bool launched_by_mpi_launcher() {
   if (const char* forced = std::getenv("PORTALAB_MPI")) return std::string_view(forced) != "0";
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-                        "MPI_LOCALNRANKS"})
+  for (const char* v :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
 }
@@ -89,7 +89,8 @@ MPI_Datatype mpi_type(Datatype t) {
 int mpi_count(std::size_t count) {
   // MPI-3 counts are int: a larger message is refused, not truncated.
   if (count > static_cast<std::size_t>(INT_MAX))
-    throw std::length_error(fmt::format("{} elements in one MPI message: more than INT_MAX", count));
+    throw std::length_error(
+        fmt::format("{} elements in one MPI message: more than INT_MAX", count));
   return static_cast<int>(count);
 }
 
@@ -164,8 +165,8 @@ std::vector<std::string> Comm::gather(const std::string& mine) const {
           "MPI_Gatherv");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < lengths.size(); ++i)
-      out.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
-                               static_cast<std::size_t>(lengths[i])));
+      out.push_back(
+          all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
     return out;
   }
 #endif
@@ -205,8 +206,8 @@ void Comm::barrier() const {
 void Comm::allreduce_sum(const void* send, void* recv, std::size_t count, Datatype type) const {
 #if defined(PORTALAB_HAVE_MPI)
   if (uses_mpi()) {
-    check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count),
-                        mpi_type(type), MPI_SUM, m_impl->comm),
+    check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(count), mpi_type(type),
+                        MPI_SUM, m_impl->comm),
           "MPI_Allreduce");
     return;
   }

@@ -23,11 +23,16 @@ enum class Datatype { byte, int32, int64, float32, float64 };
 
 template <class T>
 constexpr Datatype datatype_of() {
-  if constexpr (sizeof(T) == 1) return Datatype::byte;
-  else if constexpr (std::is_same_v<T, float>) return Datatype::float32;
-  else if constexpr (std::is_same_v<T, double>) return Datatype::float64;
-  else if constexpr (sizeof(T) == 4) return Datatype::int32;
-  else return Datatype::int64;
+  if constexpr (sizeof(T) == 1)
+    return Datatype::byte;
+  else if constexpr (std::is_same_v<T, float>)
+    return Datatype::float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return Datatype::float64;
+  else if constexpr (sizeof(T) == 4)
+    return Datatype::int32;
+  else
+    return Datatype::int64;
 }
 
 // What every rank of a gate brought: whether all could go on, and the signal

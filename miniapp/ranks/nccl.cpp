@@ -19,7 +19,8 @@ namespace portalab {
 namespace {
 
 void check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+  if (r != ncclSuccess)
+    throw std::runtime_error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
 }
 
 ncclDataType_t nccl_type(Datatype t) {
@@ -63,8 +64,8 @@ Nccl::~Nccl() {
 
 void Nccl::allreduce_sum(const void* send, void* recv, std::size_t count, Datatype type,
                          void* stream) const {
-  check(ncclAllReduce(send, recv, count, nccl_type(type), ncclSum,
-                      static_cast<ncclComm_t>(m_comm), static_cast<cudaStream_t>(stream)),
+  check(ncclAllReduce(send, recv, count, nccl_type(type), ncclSum, static_cast<ncclComm_t>(m_comm),
+                      static_cast<cudaStream_t>(stream)),
         "ncclAllReduce");
 }
 

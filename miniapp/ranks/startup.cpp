@@ -25,9 +25,10 @@ using Clock = std::chrono::steady_clock;
 
 // Tags of the agreement's messages on the world (collectives and the
 // experiments' communicators never match them).
-constexpr int word_tag = 4801;     // each rank to rank 0: its state
-constexpr int verdict_tag = 4802;  // rank 0 to each rank: go, the reason not to, or "send your plan"
-constexpr int plan_tag = 4803;     // the first rank that differs to rank 0: its plan
+constexpr int word_tag = 4801;  // each rank to rank 0: its state
+constexpr int verdict_tag =
+    4802;                       // rank 0 to each rank: go, the reason not to, or "send your plan"
+constexpr int plan_tag = 4803;  // the first rank that differs to rank 0: its plan
 const std::string send_plan = "?";
 
 // Rank 0's word of a rank that cannot go on does not wait: a rank sending
@@ -70,8 +71,9 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 // Ends every rank: a rank is missing, so no verdict can be shared.
 [[noreturn]] void give_up(const Comm& world, const std::string& why) {
-  print_to(stderr, "portalab: rank {} of {}: {}; ending every rank. PORTALAB_STARTUP_TIMEOUT_S "
-                   "sets the limit\n",
+  print_to(stderr,
+           "portalab: rank {} of {}: {}; ending every rank. PORTALAB_STARTUP_TIMEOUT_S "
+           "sets the limit\n",
            world.rank(), world.size(), why);
   std::fflush(stderr);
   abort_world(3);  // the driver's exit code for the unexpected
@@ -107,8 +109,10 @@ StartupVerdict judge(const Comm& world, const std::vector<Word>& words,
   const int n = world.size();
   std::vector<int> failed, differ;
   for (int r = 0; r < n; ++r) {
-    if (words[r].code != 0) failed.push_back(r);
-    else if (words[r].hash != words[0].hash) differ.push_back(r);
+    if (words[r].code != 0)
+      failed.push_back(r);
+    else if (words[r].hash != words[0].hash)
+      differ.push_back(r);
   }
   StartupVerdict v;
   if (!failed.empty()) {
@@ -123,10 +127,9 @@ StartupVerdict judge(const Comm& world, const std::vector<Word>& words,
       return v;
     }
     const std::vector<int> others(failed.begin() + 1, failed.end());
-    v.message = fmt::format("rank {} of {} cannot start: {}{}; nothing ran", failed.front(), n,
-                            first.error,
-                            others.empty() ? std::string()
-                                           : fmt::format(" ({} cannot either)", rank_list(others)));
+    v.message = fmt::format(
+        "rank {} of {} cannot start: {}{}; nothing ran", failed.front(), n, first.error,
+        others.empty() ? std::string() : fmt::format(" ({} cannot either)", rank_list(others)));
     return v;
   }
   if (differ.empty()) return v;
@@ -145,7 +148,8 @@ StartupVerdict judge(const Comm& world, const std::vector<Word>& words,
       "ranks disagree on what to run: rank {} ({}) and rank 0 ({}) differ first at {}{}; nothing "
       "ran: give every rank the same deck, options and portalab",
       r, words[r].given, words[0].given, plan_difference(plan, 0, lines_of(theirs), r),
-      others.empty() ? std::string() : fmt::format(" ({} differ from rank 0 too)", rank_list(others)));
+      others.empty() ? std::string()
+                     : fmt::format(" ({} differ from rank 0 too)", rank_list(others)));
   return v;
 }
 
@@ -191,16 +195,17 @@ std::string plan_difference(const std::vector<std::string>& mine, int my_rank,
   };
   // The key both lines have (or the one line there is); none: whole lines.
   const std::string my_key = key_of(mine), their_key = key_of(theirs);
-  const std::string key = i >= mine.size()     ? their_key
-                          : i >= theirs.size() ? my_key
+  const std::string key = i >= mine.size()      ? their_key
+                          : i >= theirs.size()  ? my_key
                           : my_key == their_key ? my_key
                                                 : std::string();
   auto value = [&](const std::vector<std::string>& lines) -> std::string {
     if (i >= lines.size()) return "nothing";
     return fmt::format("'{}'", key.empty() ? lines[i] : lines[i].substr(key.size() + 2));
   };
-  return fmt::format("{}: rank {} {}, rank {} {}", key.empty() ? fmt::format("line {}", i + 1) : key,
-                     their_rank, value(theirs), my_rank, value(mine));
+  return fmt::format("{}: rank {} {}, rank {} {}",
+                     key.empty() ? fmt::format("line {}", i + 1) : key, their_rank, value(theirs),
+                     my_rank, value(mine));
 }
 
 StartupVerdict agree_at_startup(const Comm& world, const StartupState& mine) {
@@ -218,9 +223,9 @@ StartupVerdict agree_at_startup(const Comm& world, const StartupState& mine) {
   const auto after = [&](Clock::time_point from, Clock::duration d) {
     return bounded ? from + d : Clock::time_point::max();
   };
-  const auto deadline =
-      after(startup_began(), std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(bounded ? limit : 0)));
+  const auto deadline = after(startup_began(),
+                              std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(bounded ? limit : 0)));
   const Word me{mine.code, plan_hash(mine.plan), mine.given, mine.error};
   // For the tests: PORTALAB_FAULT=startup_stall:R holds rank R here, as a
   // rank stuck before the agreement (a hung file system) would be.

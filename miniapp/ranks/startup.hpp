@@ -24,18 +24,18 @@ class Comm;
 
 // What one rank brings to the agreement.
 struct StartupState {
-  int code = 0;        // 0: ready to run; else the exit status it would end with
-  std::string error;   // why it cannot run, where code != 0
-  std::string given;   // what it was given, for messages: "deck a.toml --set reps=7"
+  int code = 0;       // 0: ready to run; else the exit status it would end with
+  std::string error;  // why it cannot run, where code != 0
+  std::string given;  // what it was given, for messages: "deck a.toml --set reps=7"
   // What it will run, "key: value" lines in order ("entry 3: ..."); ranks
   // that agree have the same lines.
   std::vector<std::string> plan;
 };
 
 struct StartupVerdict {
-  int code = 0;          // 0: every rank is ready and agrees
-  std::string message;   // why not: the same words on every rank
-  bool alike = false;    // every rank failed with the same error: said once
+  int code = 0;         // 0: every rank is ready and agrees
+  std::string message;  // why not: the same words on every rank
+  bool alike = false;   // every rank failed with the same error: said once
 };
 
 // Every rank once, before anything else talks between them. Returns the

@@ -40,8 +40,8 @@ void Watchdog::at(const std::string& where) {
 void Watchdog::watch() {
   std::unique_lock lock(m_mutex);
   while (!m_done) {
-    const auto deadline =
-        m_last + std::chrono::duration_cast<std::chrono::steady_clock::duration>(m_limit);
+    const auto deadline = m_last +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(m_limit);
     if (m_wake.wait_until(lock, deadline, [&] { return m_done; })) return;
     if (std::chrono::steady_clock::now() >= m_last + m_limit) {
       const std::string where = m_where;
@@ -66,9 +66,8 @@ double seconds_from_environment(const char* name, double fallback, std::string_v
 }
 
 double watchdog_seconds(std::optional<int> from_deck) {
-  return seconds_from_environment("PORTALAB_WATCHDOG_S",
-                                  from_deck ? *from_deck : default_watchdog_s,
-                                  "turns the watchdog off");
+  return seconds_from_environment(
+      "PORTALAB_WATCHDOG_S", from_deck ? *from_deck : default_watchdog_s, "turns the watchdog off");
 }
 
 }  // namespace portalab

@@ -48,8 +48,7 @@ nlohmann::json to_json(const Pays& p) {
 
 std::string describe(const Pays& p, const std::vector<std::size_t>& sizes) {
   if (!p.measured) return "not measured";
-  if (!p.smallest_n)
-    return fmt::format("never, n from {} to {}", sizes.front(), sizes.back());
+  if (!p.smallest_n) return fmt::format("never, n from {} to {}", sizes.front(), sizes.back());
   return fmt::format("from n = {}{}", *p.smallest_n,
                      p.holds_above ? "" : " (but not at every larger size)");
 }
@@ -125,7 +124,8 @@ std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results) {
     if (r.status != Status::pass || r.dtype != "float64" || r.ranks != 1) continue;
     const auto it = f32.find({r.experiment, r.variant, r.space, r.copies, r.n, r.ranks});
     if (it != f32.end())
-      out.push_back({r.experiment, r.variant, r.space, r.copies, r.n, r.kernel.median / it->second});
+      out.push_back(
+          {r.experiment, r.variant, r.space, r.copies, r.n, r.kernel.median / it->second});
   }
   return out;
 }
@@ -160,9 +160,13 @@ std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& resul
 nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : found)
-    out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"space", c.space},
-                   {"dtype", c.dtype}, {"copies", std::string(to_string(c.copies))},
-                   {"ranks", c.ranks}, {"sizes", c.sizes},
+    out.push_back({{"experiment", c.experiment},
+                   {"variant", c.variant},
+                   {"space", c.space},
+                   {"dtype", c.dtype},
+                   {"copies", std::string(to_string(c.copies))},
+                   {"ranks", c.ranks},
+                   {"sizes", c.sizes},
                    {"pays", to_json(c.pays)}});
   return out;
 }
@@ -170,8 +174,12 @@ nlohmann::json rank_crossover_json(const std::vector<RankCrossover>& found) {
 nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : found)
-    out.push_back({{"experiment", c.experiment}, {"variant", c.variant}, {"dtype", c.dtype},
-                   {"device", c.device}, {"ranks", c.ranks}, {"sizes", c.sizes},
+    out.push_back({{"experiment", c.experiment},
+                   {"variant", c.variant},
+                   {"dtype", c.dtype},
+                   {"device", c.device},
+                   {"ranks", c.ranks},
+                   {"sizes", c.sizes},
                    {"with_copies", to_json(c.with_copies)},
                    {"with_pageable_copies", to_json(c.with_pageable_copies)},
                    {"with_pinned_copies", to_json(c.with_pinned_copies)},
@@ -185,8 +193,11 @@ nlohmann::json gpu_crossover_json(const std::vector<Crossover>& found) {
 nlohmann::json dtype_ratios_json(const std::vector<DtypeRatio>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& d : found)
-    out.push_back({{"experiment", d.experiment}, {"variant", d.variant}, {"space", d.space},
-                   {"copies", std::string(to_string(d.copies))}, {"n", d.n},
+    out.push_back({{"experiment", d.experiment},
+                   {"variant", d.variant},
+                   {"space", d.space},
+                   {"copies", std::string(to_string(d.copies))},
+                   {"n", d.n},
                    {"kernel_ratio", d.ratio}});
   return out;
 }
@@ -198,7 +209,7 @@ std::vector<Speedup> find_speedups(const std::vector<Result>& results) {
     BySize total, kernel;
   };
   std::map<std::pair<Key, std::string>, Times> best;  // by key and space
-  std::map<Key, std::vector<std::string>> spaces;      // each key's spaces, in the rows' order
+  std::map<Key, std::vector<std::string>> spaces;     // each key's spaces, in the rows' order
   std::vector<Key> order;
   for (const auto& r : results) {
     if (r.status != Status::pass) continue;
@@ -208,7 +219,8 @@ std::vector<Speedup> find_speedups(const std::vector<Result>& results) {
     if (std::find(mine.begin(), mine.end(), r.space) == mine.end()) mine.push_back(r.space);
     Times& t = best[{key, r.space}];
     // A device's total with copies: copies "none" times the kernel alone.
-    if (is_host_space(r.space) || r.copies != CopyMode::none) keep_best(t.total, r.n, r.total.median);
+    if (is_host_space(r.space) || r.copies != CopyMode::none)
+      keep_best(t.total, r.n, r.total.median);
     keep_best(t.kernel, r.n, r.kernel.median);
   }
   // The best of the reference spaces at each size.
@@ -241,8 +253,13 @@ std::vector<Speedup> find_speedups(const std::vector<Result>& results) {
       const BySize ref_total = best_of(key, against, &Times::total);
       const BySize ref_kernel = best_of(key, against, &Times::kernel);
       const Times& mine = best[{key, space}];
-      Speedup s{std::get<0>(key), std::get<1>(key), std::get<2>(key), space, std::get<3>(key),
-                against, {}};
+      Speedup s{std::get<0>(key),
+                std::get<1>(key),
+                std::get<2>(key),
+                space,
+                std::get<3>(key),
+                against,
+                {}};
       std::set<std::size_t> sizes;
       for (const auto& [n, ms] : mine.kernel) sizes.insert(n);
       for (const auto& [n, ms] : mine.total) sizes.insert(n);
@@ -265,8 +282,12 @@ nlohmann::json speedups_json(const std::vector<Speedup>& found) {
     nlohmann::json sizes = nlohmann::json::array();
     for (const auto& at : s.sizes)
       sizes.push_back({{"n", at.n}, {"total", or_null(at.total)}, {"kernel", or_null(at.kernel)}});
-    out.push_back({{"experiment", s.experiment}, {"variant", s.variant}, {"dtype", s.dtype},
-                   {"space", s.space}, {"ranks", s.ranks}, {"against", s.against},
+    out.push_back({{"experiment", s.experiment},
+                   {"variant", s.variant},
+                   {"dtype", s.dtype},
+                   {"space", s.space},
+                   {"ranks", s.ranks},
+                   {"against", s.against},
                    {"sizes", sizes}});
   }
   return out;
@@ -299,8 +320,12 @@ std::vector<FusionRatio> find_fusion_ratios(const std::vector<Result>& results) 
 nlohmann::json fusion_json(const std::vector<FusionRatio>& found) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : found)
-    out.push_back({{"experiment", f.experiment}, {"space", f.space}, {"dtype", f.dtype},
-                   {"ranks", f.ranks}, {"n", f.n}, {"unfused_over_fused", f.ratio}});
+    out.push_back({{"experiment", f.experiment},
+                   {"space", f.space},
+                   {"dtype", f.dtype},
+                   {"ranks", f.ranks},
+                   {"n", f.n},
+                   {"unfused_over_fused", f.ratio}});
   return out;
 }
 
@@ -327,15 +352,17 @@ std::string format_analysis(const std::vector<Result>& results) {
                        describe(c.with_copies, c.sizes), describe(c.without_copies, c.sizes));
   for (const auto& c : crossovers)
     if (c.energy_with_copies.measured || c.energy_without_copies.measured)
-      out += fmt::format("  {} {} {} on {}{}, in joules (GPU against CPU): with copies {}; "
-                         "without copies {}\n",
-                         c.experiment, c.variant, c.dtype, c.device,
-                         c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
-                         describe(c.energy_with_copies, c.energy_sizes),
-                         describe(c.energy_without_copies, c.energy_sizes));
+      out += fmt::format(
+          "  {} {} {} on {}{}, in joules (GPU against CPU): with copies {}; "
+          "without copies {}\n",
+          c.experiment, c.variant, c.dtype, c.device,
+          c.ranks > 1 ? fmt::format(" ({} ranks each)", c.ranks) : std::string(),
+          describe(c.energy_with_copies, c.energy_sizes),
+          describe(c.energy_without_copies, c.energy_sizes));
   if (const auto ranks = find_rank_crossovers(results); !ranks.empty()) {
-    out += "\nWhen more ranks pay: the smallest n at which k ranks beat one (the group's work "
-           "per second)\n";
+    out +=
+        "\nWhen more ranks pay: the smallest n at which k ranks beat one (the group's work "
+        "per second)\n";
     for (const auto& c : ranks)
       out += fmt::format("  {} {} {} {} on {} ranks: {}\n", c.experiment, c.variant, c.space,
                          c.dtype, c.ranks, describe(c.pays, c.sizes));
@@ -348,8 +375,8 @@ std::string format_analysis(const std::vector<Result>& results) {
     std::vector<std::string> keys;
     std::map<std::string, std::map<std::size_t, double>> lines;
     for (const auto& d : ratios) {
-      const std::string key = fmt::format("  {} {} {} copies={}:", d.experiment, d.variant,
-                                          d.space, to_string(d.copies));
+      const std::string key = fmt::format("  {} {} {} copies={}:", d.experiment, d.variant, d.space,
+                                          to_string(d.copies));
       if (!lines.count(key)) keys.push_back(key);
       lines[key][d.n] = d.ratio;
     }

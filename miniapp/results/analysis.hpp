@@ -18,9 +18,9 @@ namespace portalab {
 
 // Device against host at one way of counting time.
 struct Pays {
-  bool measured = false;                 // the device ran at some size the host ran too
+  bool measured = false;                  // the device ran at some size the host ran too
   std::optional<std::size_t> smallest_n;  // the smallest size where the device is faster
-  bool holds_above = false;              // ... and it stays faster at every larger size
+  bool holds_above = false;               // ... and it stays faster at every larger size
 };
 
 // For one experiment, variant, type and device (non-host) space, over the
@@ -29,10 +29,10 @@ struct Pays {
 struct Crossover {
   std::string experiment, variant, dtype, device;
   std::vector<std::size_t> sizes;
-  Pays with_copies;     // the device's best total over pageable and pinned copies
+  Pays with_copies;  // the device's best total over pageable and pinned copies
   Pays with_pageable_copies, with_pinned_copies;  // its total in each copy mode apart
-  Pays without_copies;  // the device's best kernel time alone
-  int ranks = 1;        // host and device rows of as many ranks each
+  Pays without_copies;                            // the device's best kernel time alone
+  int ranks = 1;                                  // host and device rows of as many ranks each
   // The same in joules per repetition: the device's GPU energy (the whole
   // repetition, or its kernel phase alone) against the host spaces' CPU
   // energy, where both were measured (energy.hpp). Not measured: no energy.

@@ -129,8 +129,8 @@ nlohmann::json devices() {
 // which may load the others (kokkos-tools' kernel-filter and sampler pass
 // events on).
 nlohmann::json kokkos_tools(const std::vector<std::string>& command) {
-  const auto request =
-      kokkos_tools_requested(command, [](const char* name) { return std::getenv(name); });
+  const auto request = kokkos_tools_requested(command,
+                                              [](const char* name) { return std::getenv(name); });
   nlohmann::json list = nlohmann::json::array();
   for (const std::string& lib : request.libs) {
     void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);  // only if already loaded
@@ -156,8 +156,12 @@ std::string build_commit() { return PORTALAB_GIT_COMMIT; }
 
 nlohmann::json rank_provenance() {
   const RankPlace p = rank_place();
-  nlohmann::json j{{"rank", p.rank},       {"ranks", p.size},  {"local_rank", p.local_rank},
-                   {"local_ranks", p.local_size}, {"host", p.host}, {"cpus", p.cpus},
+  nlohmann::json j{{"rank", p.rank},
+                   {"ranks", p.size},
+                   {"local_rank", p.local_rank},
+                   {"local_ranks", p.local_size},
+                   {"host", p.host},
+                   {"cpus", p.cpus},
                    {"mpi", p.mpi}};
   if (p.mpi) {
     j["mpi_library"] = p.mpi_library;
@@ -215,8 +219,9 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"blas_kernels", to_json(host_blas_kernels())},
         // Host arrays ask for transparent huge pages (arrays.hpp) unless
         // PORTALAB_HUGE_PAGES=0; the system's mode says whether they get them.
-        {"huge_pages", {{"advised", huge_pages_advised()},
-                        {"transparent_huge_pages", transparent_huge_pages_mode()}}},
+        {"huge_pages",
+         {{"advised", huge_pages_advised()},
+          {"transparent_huge_pages", transparent_huge_pages_mode()}}},
         {"last_level_cache_bytes", last_level_cache_bytes()},
         {"omp_env", environment_with_prefix("OMP_")},
         {"kokkos_env", environment_with_prefix("KOKKOS_")}}},

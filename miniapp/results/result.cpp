@@ -99,7 +99,9 @@ void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& grou
       if (c.status != Status::pass) continue;
       if (c.copies != r.copies && !is_host_space(c.space)) continue;
       // The same copy mode wins over another of the same space.
-      auto key = [&](const Result& x) { return std::make_pair(rank(x.space), x.copies != r.copies); };
+      auto key = [&](const Result& x) {
+        return std::make_pair(rank(x.space), x.copies != r.copies);
+      };
       if (!b || key(c) < key(*b)) b = &c;
     }
   if (b) {
@@ -151,7 +153,8 @@ std::string to_string(const Parameters& p, std::string_view experiment) {
   std::string s;
   for (const auto& [k, v] : p) {
     const std::string choice = choice_name(experiment, k, v);
-    s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, choice.empty() ? std::to_string(v) : choice);
+    s += fmt::format("{}{}={}", s.empty() ? "" : " ", k,
+                     choice.empty() ? std::to_string(v) : choice);
   }
   return s;
 }
@@ -243,7 +246,9 @@ nlohmann::json phase_json(const PhaseStats& p) {
 
 const std::vector<std::pair<const char*, PhaseStats Result::*>>& phases() {
   static const std::vector<std::pair<const char*, PhaseStats Result::*>> p{
-      {"h2d", &Result::h2d}, {"kernel", &Result::kernel}, {"d2h", &Result::d2h},
+      {"h2d", &Result::h2d},
+      {"kernel", &Result::kernel},
+      {"d2h", &Result::d2h},
       {"total", &Result::total}};
   return p;
 }
@@ -272,36 +277,61 @@ std::vector<Field> make_fields() {
   };
   std::vector<Field> f{
       {"experiment", both_files, text(&Result::experiment)},
-      {"variant", both_files, text(&Result::variant),
-       {"variant", -14, [](const Result& r) { return r.variant; }}, 1},
-      {"library", both_files, text(&Result::library),
-       {"library", -9, [](const Result& r) { return r.library; }}, 2},
+      {"variant",
+       both_files,
+       text(&Result::variant),
+       {"variant", -14, [](const Result& r) { return r.variant; }},
+       1},
+      {"library",
+       both_files,
+       text(&Result::library),
+       {"library", -9, [](const Result& r) { return r.library; }},
+       2},
       {"path", both_files, text(&Result::path)},
-      {"threads", both_files, [](const Result& r) -> Value { return std::int64_t{r.threads}; },
+      {"threads",
+       both_files,
+       [](const Result& r) -> Value { return std::int64_t{r.threads}; },
        {"threads", -7, [](const Result& r) { return threads_text(r.threads, r.library_threads); }},
        3},
       {"library_threads", both_files,
        [](const Result& r) {
          return r.library_threads < 0 ? Value() : Value(std::int64_t{r.library_threads});
        }},
-      {"space", both_files, text(&Result::space),
-       {"space", -8, [](const Result& r) { return r.space; }}, 0},
+      {"space",
+       both_files,
+       text(&Result::space),
+       {"space", -8, [](const Result& r) { return r.space; }},
+       0},
       {"dtype", both_files, text(&Result::dtype)},
       {"n", both_files, [](const Result& r) -> Value { return static_cast<std::int64_t>(r.n); }},
-      {"copies", both_files,
+      {"copies",
+       both_files,
        [](const Result& r) -> Value { return std::string(to_string(r.copies)); },
-       {"copies", -8, [](const Result& r) { return std::string(to_string(r.copies)); }}, 4},
+       {"copies", -8, [](const Result& r) { return std::string(to_string(r.copies)); }},
+       4},
       {"reps", both_files, [](const Result& r) -> Value { return std::int64_t{r.reps}; }},
       {"warmups", both_files, [](const Result& r) -> Value { return std::int64_t{r.warmups}; }},
       // Phase medians; the console shows a host space's no-op copies as 0*.
-      {"h2d_ms", both_files, [](const Result& r) -> Value { return r.h2d.median; },
-       {"h2d", 9, [](const Result& r) { return alias_or(r, r.h2d.median); }}, 5},
-      {"kernel_ms", both_files, [](const Result& r) -> Value { return r.kernel.median; },
-       {"kernel", 9, [](const Result& r) { return fmt_num(r.kernel.median, 9); }}, 6},
-      {"d2h_ms", both_files, [](const Result& r) -> Value { return r.d2h.median; },
-       {"d2h", 9, [](const Result& r) { return alias_or(r, r.d2h.median); }}, 7},
-      {"total_ms", both_files, [](const Result& r) -> Value { return r.total.median; },
-       {"total", 9, [](const Result& r) { return fmt_num(r.total.median, 9); }}, 8},
+      {"h2d_ms",
+       both_files,
+       [](const Result& r) -> Value { return r.h2d.median; },
+       {"h2d", 9, [](const Result& r) { return alias_or(r, r.h2d.median); }},
+       5},
+      {"kernel_ms",
+       both_files,
+       [](const Result& r) -> Value { return r.kernel.median; },
+       {"kernel", 9, [](const Result& r) { return fmt_num(r.kernel.median, 9); }},
+       6},
+      {"d2h_ms",
+       both_files,
+       [](const Result& r) -> Value { return r.d2h.median; },
+       {"d2h", 9, [](const Result& r) { return alias_or(r, r.d2h.median); }},
+       7},
+      {"total_ms",
+       both_files,
+       [](const Result& r) -> Value { return r.total.median; },
+       {"total", 9, [](const Result& r) { return fmt_num(r.total.median, 9); }},
+       8},
   };
   for (const auto& [name, member] : phases()) {
     f.push_back({std::string(name) + "_min_ms", csv_file,
@@ -311,19 +341,29 @@ std::vector<Field> make_fields() {
     f.push_back({std::string(name) + "_std_ms", csv_file,
                  [member](const Result& r) -> Value { return (r.*member).stddev; }});
   }
-  f.back().column = {"±", 8, [](const Result& r) { return fmt::format("{:>8.3g}", r.total.stddev); }};
+  f.back().column = {"±", 8,
+                     [](const Result& r) { return fmt::format("{:>8.3g}", r.total.stddev); }};
   f.back().column_at = 9;
   std::vector<Field> rest{
-      {"cold_ms", both_files, number(&Result::cold_ms),
-       {"cold", 9, [](const Result& r) { return fmt_num(r.cold_ms, 9); }}, 10},
+      {"cold_ms",
+       both_files,
+       number(&Result::cold_ms),
+       {"cold", 9, [](const Result& r) { return fmt_num(r.cold_ms, 9); }},
+       10},
       {"first_in_process", both_files, [](const Result& r) -> Value { return r.first_in_process; }},
       {"copies_alias", both_files, [](const Result& r) -> Value { return r.copies_alias; }},
       {"bytes", both_files, number(&Result::bytes)},
       {"flops", both_files, number(&Result::flops)},
-      {"gbps", both_files, number(&Result::gbps),
-       {"GB/s", 8, [](const Result& r) { return fmt_num(r.gbps, 8); }}, 12},
-      {"gflops", both_files, number(&Result::gflops),
-       {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }}, 13},
+      {"gbps",
+       both_files,
+       number(&Result::gbps),
+       {"GB/s", 8, [](const Result& r) { return fmt_num(r.gbps, 8); }},
+       12},
+      {"gflops",
+       both_files,
+       number(&Result::gflops),
+       {"GFLOP/s", 8, [](const Result& r) { return fmt_num(r.gflops, 8); }},
+       13},
       {"h2d_gbps", both_files, number(&Result::h2d_gbps)},
       {"d2h_gbps", both_files, number(&Result::d2h_gbps)},
       {"limit", json_file, [](const Result& r) -> Value { return r.limit.to_json(); }},
@@ -344,7 +384,8 @@ std::vector<Field> make_fields() {
                     ? Value(std::string(to_string(r.limit.copies)))
                     : Value();
        }},
-      {"pct_of_limit", both_files,
+      {"pct_of_limit",
+       both_files,
        [](const Result& r) { return positive_or_none(r.pct_of_limit); },
        {"%lim", 5,
         [](const Result& r) {
@@ -355,15 +396,21 @@ std::vector<Field> make_fields() {
        [](const Result& r) { return positive_or_none(r.h2d_pct_of_limit); }},
       {"d2h_pct_of_limit", both_files,
        [](const Result& r) { return positive_or_none(r.d2h_pct_of_limit); }},
-      {"speedup", both_files, [](const Result& r) { return positive_or_none(r.speedup); },
+      {"speedup",
+       both_files,
+       [](const Result& r) { return positive_or_none(r.speedup); },
        {"speedup", 8,
         [](const Result& r) { return or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)); }},
        11},
       {"baseline", both_files, text(&Result::baseline)},
-      {"check", both_files,
+      {"check",
+       both_files,
        [](const Result& r) -> Value { return std::string(to_string(r.status)); },
-       {"check", -7, [](const Result& r) { return std::string(to_string(r.status)); }}, 15},
-      {"rel_error", both_files, [](const Result& r) -> Value { return r.check.rel_error; },
+       {"check", -7, [](const Result& r) { return std::string(to_string(r.status)); }},
+       15},
+      {"rel_error",
+       both_files,
+       [](const Result& r) -> Value { return r.check.rel_error; },
        {"rel.err", 8, [](const Result& r) { return fmt::format("{:>8.1e}", r.check.rel_error); }},
        16},
       {"tolerance", both_files, [](const Result& r) -> Value { return r.check.tolerance; }},
@@ -400,16 +447,22 @@ std::vector<Field> make_fields() {
        [](const Result& r) -> Value {
          return r.energy ? Value(std::string(r.energy->gpu_read ? "GPU" : "CPU")) : Value();
        }},
-      {"joules_per_rep", csv_file, [](const Result& r) { return own_energy(r, &SourceEnergy::joules_per_rep); }},
+      {"joules_per_rep", csv_file,
+       [](const Result& r) { return own_energy(r, &SourceEnergy::joules_per_rep); }},
       {"kernel_joules_per_rep", csv_file,
        [](const Result& r) { return own_energy(r, &SourceEnergy::kernel_joules_per_rep); }},
-      {"mean_power_w", csv_file, [](const Result& r) { return own_energy(r, &SourceEnergy::mean_power_w); }},
+      {"mean_power_w", csv_file,
+       [](const Result& r) { return own_energy(r, &SourceEnergy::mean_power_w); }},
       {"gflop_per_j", csv_file,
-       [](const Result& r) { return r.energy ? positive_or_none(r.energy->gflop_per_j) : Value(); }},
+       [](const Result& r) {
+         return r.energy ? positive_or_none(r.energy->gflop_per_j) : Value();
+       }},
       {"gb_per_j", csv_file,
        [](const Result& r) { return r.energy ? positive_or_none(r.energy->gb_per_j) : Value(); }},
-      {"sm_clock_mhz", csv_file, [](const Result& r) { return energy_optional(r, &EntryEnergy::sm_mhz); }},
-      {"mem_clock_mhz", csv_file, [](const Result& r) { return energy_optional(r, &EntryEnergy::mem_mhz); }},
+      {"sm_clock_mhz", csv_file,
+       [](const Result& r) { return energy_optional(r, &EntryEnergy::sm_mhz); }},
+      {"mem_clock_mhz", csv_file,
+       [](const Result& r) { return energy_optional(r, &EntryEnergy::mem_mhz); }},
       {"temperature_c", csv_file,
        [](const Result& r) { return energy_optional(r, &EntryEnergy::temperature_c); }},
       {"clock_event_reasons", csv_file,
@@ -417,9 +470,13 @@ std::vector<Field> make_fields() {
          return r.energy ? Value(fmt::format("{}", fmt::join(r.energy->reasons, ";"))) : Value();
        }},
       {"throttled", csv_file,
-       [](const Result& r) { return r.energy && r.energy->gpu_read ? Value(r.energy->throttled) : Value(); }},
+       [](const Result& r) {
+         return r.energy && r.energy->gpu_read ? Value(r.energy->throttled) : Value();
+       }},
       {"energy_not_available", csv_file,
-       [](const Result& r) -> Value { return r.energy ? Value(r.energy->own().not_available) : Value(); }},
+       [](const Result& r) -> Value {
+         return r.energy ? Value(r.energy->own().not_available) : Value();
+       }},
       {"energy", json_file,
        [](const Result& r) -> Value { return r.energy ? to_json(*r.energy) : nlohmann::json(); }},
       {"stats", json_file,
@@ -512,25 +569,30 @@ std::string energy_lines(const std::vector<const Result*>& rows) {
     if (!r->energy || (r->status != Status::pass && r->status != Status::fail)) continue;
     const EntryEnergy& e = *r->energy;
     const SourceEnergy& s = e.own();
-    const std::string who = fmt::format("  {:<8} {:<14} {:<8}", r->space, r->variant, to_string(r->copies));
+    const std::string who = fmt::format("  {:<8} {:<14} {:<8}", r->space, r->variant,
+                                        to_string(r->copies));
     if (!s.measured()) continue;
     std::vector<std::string> parts{fmt::format("{:.4g} J/rep ({}), kernel {:.4g} J, {:.4g} W",
                                                s.joules_per_rep, e.gpu_read ? "GPU" : "CPU",
                                                s.kernel_joules_per_rep, s.mean_power_w)};
-    if (e.gflop_per_j > 0) parts.push_back(fmt::format("{:.4g} GFLOP/J", e.gflop_per_j));
-    else if (e.gb_per_j > 0) parts.push_back(fmt::format("{:.4g} GB/J", e.gb_per_j));
+    if (e.gflop_per_j > 0)
+      parts.push_back(fmt::format("{:.4g} GFLOP/J", e.gflop_per_j));
+    else if (e.gb_per_j > 0)
+      parts.push_back(fmt::format("{:.4g} GB/J", e.gb_per_j));
     if (e.sm_mhz) parts.push_back(fmt::format("SM {:.0f} MHz", *e.sm_mhz));
     if (e.mem_mhz) parts.push_back(fmt::format("mem {:.0f} MHz", *e.mem_mhz));
     if (e.temperature_c) parts.push_back(fmt::format("{:.0f} °C", *e.temperature_c));
     if (s.reps_counted * 2 < s.reps)
-      parts.push_back(fmt::format("counter moved in {} of {} reps: coarse", s.reps_counted, s.reps));
+      parts.push_back(
+          fmt::format("counter moved in {} of {} reps: coarse", s.reps_counted, s.reps));
     out += fmt::format("{} energy: {}\n", who, fmt::join(parts, ", "));
   }
   for (const Result* r : rows)
     if (r->energy && r->energy->throttled)
-      out += fmt::format("  THROTTLED {} {} {}: clocks held down ({}) during the timed "
-                         "repetitions: its times may not repeat\n",
-                         r->space, r->variant, to_string(r->copies), fmt::join(r->energy->reasons, ", "));
+      out += fmt::format(
+          "  THROTTLED {} {} {}: clocks held down ({}) during the timed "
+          "repetitions: its times may not repeat\n",
+          r->space, r->variant, to_string(r->copies), fmt::join(r->energy->reasons, ", "));
   return out;
 }
 
@@ -585,10 +647,11 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     const Result& first = *rows.front();
     const std::string parameters = to_string(first.parameters, first.experiment);
     const int ranks = std::get<2>(key);
-    out += fmt::format("\n{}  {}  n={}{}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
-                       experiment, std::get<0>(key), std::get<1>(key),
-                       ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),
-                       parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
+    out +=
+        fmt::format("\n{}  {}  n={}{}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
+                    experiment, std::get<0>(key), std::get<1>(key),
+                    ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),
+                    parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
     // Nothing measured: who (space, variant, library, threads, copies), then why.
     auto shown = [](const Result* r) {
       const bool measured = r->status == Status::pass || r->status == Status::fail;
@@ -601,7 +664,8 @@ std::string format_table(std::span<const Result> results, const std::string& exp
         if (i < shown(r)) width[i] = std::max(width[i], length(columns()[i]->text(*r)));
     }
     std::vector<std::string> line;
-    for (std::size_t i = 0; i < columns().size(); ++i) line.push_back(cell(i, columns()[i]->header));
+    for (std::size_t i = 0; i < columns().size(); ++i)
+      line.push_back(cell(i, columns()[i]->header));
     out += fmt::format("{}\n", fmt::join(line, " "));
     for (const Result* r : rows) {
       line.clear();
@@ -626,10 +690,11 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     }
     for (const Result* r : rows)
       if (r->ranks > 1 && (r->status == Status::pass || r->status == Status::fail))
-        out += fmt::format("  {:<8} {:<14} {:<8} {} ranks: the slowest rank's times; kernel "
-                           "per rank {:.4g} to {:.4g} ms, imbalance {:.1f}%\n",
-                           r->space, r->variant, to_string(r->copies), r->ranks,
-                           r->rank_kernel_min_ms, r->rank_kernel_max_ms, 100 * r->imbalance);
+        out += fmt::format(
+            "  {:<8} {:<14} {:<8} {} ranks: the slowest rank's times; kernel "
+            "per rank {:.4g} to {:.4g} ms, imbalance {:.1f}%\n",
+            r->space, r->variant, to_string(r->copies), r->ranks, r->rank_kernel_min_ms,
+            r->rank_kernel_max_ms, 100 * r->imbalance);
     out += energy_lines(rows);
     if (first.limit.known())
       out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
@@ -642,12 +707,14 @@ std::string format_table(std::span<const Result> results, const std::string& exp
       });
     };
     if (above(false))
-      out += "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
-             "was measured on\n";
+      out +=
+          "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
+          "was measured on\n";
     if (above(true))
-      out += "  %lim above 100% beyond the cache: the limit reads low, measured in a slower "
-             "moment of the machine; a one-rank run re-measures it after such a row "
-             "(\"limits:\" lines, limits_rechecked in the summary)\n";
+      out +=
+          "  %lim above 100% beyond the cache: the limit reads low, measured in a slower "
+          "moment of the machine; a one-rank run re-measures it after such a row "
+          "(\"limits:\" lines, limits_rechecked in the summary)\n";
     // Rows the host BLAS or LAPACK served with kernels narrower than the CPU's.
     const HostBlasKernels& blas = host_blas_kernels();
     if (!blas.warning.empty() && std::any_of(rows.begin(), rows.end(), [&](const Result* r) {

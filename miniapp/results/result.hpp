@@ -80,22 +80,22 @@ struct Result {
   CopyMode copies = CopyMode::pageable;
   int reps = 0, warmups = 0;
   Status status = Status::error;
-  PhaseStats h2d, kernel, d2h, total;  // total: of h2d + kernel + d2h per repetition
-  double cold_ms = 0.0;            // the entry's first call, before any warm-up
-  bool first_in_process = false;   // ... and the first of this kernel in the process
-  bool copies_alias = false;       // host space: the mirror is the data, copies are 0
-  double bytes = 0.0, flops = 0.0;  // declared per repetition
-  double gbps = 0.0, gflops = 0.0;  // from the kernel phase's median
+  PhaseStats h2d, kernel, d2h, total;     // total: of h2d + kernel + d2h per repetition
+  double cold_ms = 0.0;                   // the entry's first call, before any warm-up
+  bool first_in_process = false;          // ... and the first of this kernel in the process
+  bool copies_alias = false;              // host space: the mirror is the data, copies are 0
+  double bytes = 0.0, flops = 0.0;        // declared per repetition
+  double gbps = 0.0, gflops = 0.0;        // from the kernel phase's median
   double h2d_gbps = 0.0, d2h_gbps = 0.0;  // bytes of the inputs / outputs per copy
-  double launches = 0.0;       // declared per repetition, where launches are measured
-  double us_per_launch = 0.0;  // kernel phase's median / launches
+  double launches = 0.0;                  // declared per repetition, where launches are measured
+  double us_per_launch = 0.0;             // kernel phase's median / launches
   // Against the machine's limits, when calibrated: the kernel's rate as a
   // fraction of the limit that bounds it, and each copy's against the best
   // transfer of its kind (0 when not known).
   Limit limit;
   double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
-  double speedup = 0.0;             // baseline space's total / this total; 0: none
-  std::string baseline;             // the space speedup is relative to
+  double speedup = 0.0;  // baseline space's total / this total; 0: none
+  std::string baseline;  // the space speedup is relative to
   // How the kernel phase was timed: one fence on the case's instance, or
   // the experiment's own fences on each instance it ran on.
   std::string timed_by = "instance fence";

@@ -129,8 +129,8 @@ std::string move_aside(const OutputFolder& folder, std::vector<std::string> name
           fmt::format("cannot create {}: {}", shown(folder.path_of(name)), reason(EEXIST)));
   }
   // Into the folder just made, opened without following a link.
-  const int to =
-      ::openat(folder.fd(), aside.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int to = ::openat(folder.fd(), aside.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (to < 0)
     throw OutputError(
         fmt::format("cannot open {}: {}", shown(folder.path_of(aside)), reason(errno)));
@@ -257,8 +257,8 @@ void ResultFiles::write_full(const nlohmann::json& summary) {
   std::string csv = fmt::format("{}\n", fmt::join(csv_header(), ","));
   std::string json =
       fmt::format("{{\n  \"schema_version\": {},\n  \"provenance\": ", schema_version) +
-      indented(m_provenance_text, 2).substr(2) + ",\n  \"summary\": " +
-      indented(dump(summary, 2), 2).substr(2) + ",\n  \"results\": [";
+      indented(m_provenance_text, 2).substr(2) +
+      ",\n  \"summary\": " + indented(dump(summary, 2), 2).substr(2) + ",\n  \"results\": [";
   for (std::size_t i = 0; i < m_json_rows.size(); ++i) {
     json += i ? ",\n" : "\n";
     json += m_json_rows[i];

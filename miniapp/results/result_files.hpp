@@ -76,9 +76,9 @@ class ResultFiles {
   std::string m_journal_path;
   std::string m_moved_aside;
   int m_journal_fd = -1;
-  std::string m_provenance_text;            // dumped once
-  std::vector<std::string> m_json_rows;     // each row as results.json shows it
-  std::vector<std::string> m_csv_rows;      // each row as a CSV line
+  std::string m_provenance_text;         // dumped once
+  std::vector<std::string> m_json_rows;  // each row as results.json shows it
+  std::vector<std::string> m_csv_rows;   // each row as a CSV line
   std::size_t m_rows_at_last_rewrite = 0;
   std::size_t m_rewrites = 0;
   std::chrono::steady_clock::time_point m_start;

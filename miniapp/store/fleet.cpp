@@ -61,7 +61,8 @@ References read_references(const std::string& path) {
   References refs;
   if (path.empty()) return refs;
   std::ifstream in(path);
-  if (!in) throw StoreError(exit_bad_input, fmt::format("{}: cannot read the reference figures", path));
+  if (!in)
+    throw StoreError(exit_bad_input, fmt::format("{}: cannot read the reference figures", path));
   const std::vector<std::string> header{"model", "quantity", "value", "unit", "source", "date"};
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -69,14 +70,15 @@ References read_references(const std::string& path) {
     const auto f = csv_fields(line);
     if (f == header) continue;
     if (f.size() != header.size())
-      throw StoreError(exit_bad_input,
-                       fmt::format("{}:{}: {} fields; expected 6: model,quantity,value,unit,source,date",
-                                   path, number, f.size()));
+      throw StoreError(
+          exit_bad_input,
+          fmt::format("{}:{}: {} fields; expected 6: model,quantity,value,unit,source,date", path,
+                      number, f.size()));
     char* end = nullptr;
     const double v = std::strtod(f[2].c_str(), &end);
     if (f[2].empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
-      throw StoreError(exit_bad_input,
-                       fmt::format("{}:{}: value '{}': expected a positive number", path, number, f[2]));
+      throw StoreError(exit_bad_input, fmt::format("{}:{}: value '{}': expected a positive number",
+                                                   path, number, f[2]));
     refs[f[0]][f[1]] = {v, f[3], f[4], f[5]};
   }
   return refs;
@@ -136,8 +138,9 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
     // three members, whose median is one of two).
     struct Spread {
       double middle = 0, sigma = 0;  // the group's median, and the spread about it
-      std::vector<std::pair<const Member*, double>> worst;  // rows: each member's slowest repetition
-      bool ranges = true;                                     // every member's row has its range
+      std::vector<std::pair<const Member*, double>>
+          worst;           // rows: each member's slowest repetition
+      bool ranges = true;  // every member's row has its range
       // The median of the other members' slowest repetitions.
       std::optional<double> peers_worst(const Member* self) const {
         std::vector<double> others;
@@ -179,15 +182,21 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
     std::vector<double> widths, gens, app_clocks, sm;
     for (const Member* m : group) {
       if (m->facts.contains("pcie_width")) widths.push_back(m->facts["pcie_width"].get<double>());
-      if (m->facts.contains("pcie_generation")) gens.push_back(m->facts["pcie_generation"].get<double>());
-      if (m->facts.contains("applications_sm_mhz")) app_clocks.push_back(m->facts["applications_sm_mhz"].get<double>());
+      if (m->facts.contains("pcie_generation"))
+        gens.push_back(m->facts["pcie_generation"].get<double>());
+      if (m->facts.contains("applications_sm_mhz"))
+        app_clocks.push_back(m->facts["applications_sm_mhz"].get<double>());
       if (m->sm_mhz) sm.push_back(*m->sm_mhz);
     }
     for (Member* m : group) {
-      nlohmann::json j{{"id", m->id}, {"model", m->model}, {"host", m->host}, {"facts", m->facts},
+      nlohmann::json j{{"id", m->id},
+                       {"model", m->model},
+                       {"host", m->host},
+                       {"facts", m->facts},
                        {"group_size", group.size()}};
-      auto figures = [&](const std::map<std::string, Figure>& mine, const std::map<std::string, Spread>& spread,
-                         const char* what, bool with_reference) {
+      auto figures = [&](const std::map<std::string, Figure>& mine,
+                         const std::map<std::string, Spread>& spread, const char* what,
+                         bool with_reference) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& [q, fig] : mine) {
           const double value = fig.value;
@@ -201,7 +210,8 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
           std::vector<std::string> flags;
           if (sp.middle > 0 && value > 0) {
             const double noise =
-                std::max(default_min_noise, std::sqrt(sp.sigma * sp.sigma + own_noise(fig) * own_noise(fig)));
+                std::max(default_min_noise,
+                         std::sqrt(sp.sigma * sp.sigma + own_noise(fig) * own_noise(fig)));
             f["median"] = sp.middle;
             f["vs_median"] = value / sp.middle;
             f["noise"] = noise;
@@ -214,11 +224,11 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
             if (group.size() > 1 && shortfall > limit && apart &&
                 std::abs(std::log(value / sp.middle)) > default_sigmas * noise) {
               flags.push_back("median");
-              m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the median of {} {} ({:.4g} against {:.4g} {}, "
-                                               "noise {:.1f}%)",
-                                               what, q, 100 * std::abs(value / sp.middle - 1),
-                                               lower ? "above" : "below", group.size(), model, value,
-                                               sp.middle, unit, 100 * noise));
+              m->reasons.push_back(fmt::format(
+                  "{} {} {:.0f}% {} the median of {} {} ({:.4g} against {:.4g} {}, "
+                  "noise {:.1f}%)",
+                  what, q, 100 * std::abs(value / sp.middle - 1), lower ? "above" : "below",
+                  group.size(), model, value, sp.middle, unit, 100 * noise));
             }
           }
           if (with_reference && ref != refs.end() && value > 0) {
@@ -230,11 +240,13 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
               f["reference_date"] = r->second.date;
               const double shortfall = lower ? value / reference - 1 : 1 - value / reference;
               const double noise = std::max(default_min_noise, own_noise(fig));
-              if (shortfall > (lower ? 5 : 2) * tol && std::abs(std::log(value / reference)) > default_sigmas * noise) {
+              if (shortfall > (lower ? 5 : 2) * tol &&
+                  std::abs(std::log(value / reference)) > default_sigmas * noise) {
                 flags.push_back("reference");
-                m->reasons.push_back(fmt::format("{} {} {:.0f}% {} the reference for {} ({:.4g} against {:.4g} {})",
-                                                 what, q, 100 * std::abs(value / reference - 1),
-                                                 lower ? "above" : "below", model, value, reference, unit));
+                m->reasons.push_back(
+                    fmt::format("{} {} {:.0f}% {} the reference for {} ({:.4g} against {:.4g} {})",
+                                what, q, 100 * std::abs(value / reference - 1),
+                                lower ? "above" : "below", model, value, reference, unit));
               }
             }
           }
@@ -248,28 +260,36 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
       if (m->facts.contains("pcie_width") && !widths.empty()) {
         const double w = m->facts["pcie_width"].get<double>();
         const double best = *std::max_element(widths.begin(), widths.end());
-        if (w < best) m->reasons.push_back(fmt::format("PCIe link x{:.0f}, narrower than its peers' x{:.0f}", w, best));
-        else if (m->facts.contains("pcie_max_width") && w < m->facts["pcie_max_width"].get<double>())
+        if (w < best)
+          m->reasons.push_back(
+              fmt::format("PCIe link x{:.0f}, narrower than its peers' x{:.0f}", w, best));
+        else if (m->facts.contains("pcie_max_width") &&
+                 w < m->facts["pcie_max_width"].get<double>())
           m->reasons.push_back(fmt::format("PCIe link x{:.0f} of x{:.0f} it can train to", w,
                                            m->facts["pcie_max_width"].get<double>()));
       }
       if (m->facts.contains("pcie_generation") && !gens.empty()) {
         const double g = m->facts["pcie_generation"].get<double>();
         const double best = *std::max_element(gens.begin(), gens.end());
-        if (g < best) m->reasons.push_back(fmt::format("PCIe generation {:.0f}, its peers' {:.0f}", g, best));
+        if (g < best)
+          m->reasons.push_back(fmt::format("PCIe generation {:.0f}, its peers' {:.0f}", g, best));
       }
       if (m->facts.contains("applications_sm_mhz") && app_clocks.size() > 1) {
         const double c = m->facts["applications_sm_mhz"].get<double>(), mid = median(app_clocks);
         if (c < mid * (1 - tol))
-          m->reasons.push_back(fmt::format("clocks held down: application SM clock {:.0f} MHz, its peers' {:.0f}", c, mid));
+          m->reasons.push_back(fmt::format(
+              "clocks held down: application SM clock {:.0f} MHz, its peers' {:.0f}", c, mid));
       }
       if (m->throttled > 0)
-        m->reasons.push_back(fmt::format("clocks held down: THROTTLED in {} of {} rows", m->throttled, m->clocked_rows));
+        m->reasons.push_back(fmt::format("clocks held down: THROTTLED in {} of {} rows",
+                                         m->throttled, m->clocked_rows));
       if (m->sm_mhz && sm.size() > 1 && *m->sm_mhz < median(sm) * (1 - tol))
-        m->reasons.push_back(fmt::format("clocks held down: SM clock {:.0f} MHz in its rows, its peers' {:.0f}",
-                                         *m->sm_mhz, median(sm)));
+        m->reasons.push_back(
+            fmt::format("clocks held down: SM clock {:.0f} MHz in its rows, its peers' {:.0f}",
+                        *m->sm_mhz, median(sm)));
       if (m->facts.contains("ecc_errors") && m->facts["ecc_errors"].get<double>() > 0)
-        m->reasons.push_back(fmt::format("{:.0f} uncorrected ECC errors (NVML)", m->facts["ecc_errors"].get<double>()));
+        m->reasons.push_back(fmt::format("{:.0f} uncorrected ECC errors (NVML)",
+                                         m->facts["ecc_errors"].get<double>()));
       j["throttled_rows"] = m->throttled;
       j["outlier"] = !m->reasons.empty();
       j["reasons"] = m->reasons;
@@ -299,7 +319,8 @@ bool wanted_row(const std::vector<std::string>& filters, const std::string& expe
 nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   const References refs = read_references(o.references);
   if (!(o.tolerance_pct > 0 && o.tolerance_pct < 100))
-    throw StoreError(exit_bad_input, fmt::format("--tolerance {}: a percentage in (0, 100)", o.tolerance_pct));
+    throw StoreError(exit_bad_input,
+                     fmt::format("--tolerance {}: a percentage in (0, 100)", o.tolerance_pct));
   for (const auto& f : o.rows)
     if (f.empty() || std::count(f.begin(), f.end(), '/') > 3)
       throw StoreError(exit_bad_input,
@@ -310,18 +331,22 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   std::string job = o.job;
   double since = -1e300, until = 1e300;
   if (!o.since.empty() || !o.until.empty()) {
-    if (!job.empty()) throw StoreError(exit_bad_input, "--job and --since/--until: give one of them");
+    if (!job.empty())
+      throw StoreError(exit_bad_input, "--job and --since/--until: give one of them");
     const auto a = o.since.empty() ? std::optional<double>(-1e300) : unix_time(o.since, false);
     const auto b = o.until.empty() ? std::optional<double>(1e300) : unix_time(o.until, true);
     if (!a || !b)
-      throw StoreError(exit_bad_input,
-                       fmt::format("--since/--until '{}': expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS",
-                                   !a ? o.since : o.until));
+      throw StoreError(
+          exit_bad_input,
+          fmt::format("--since/--until '{}': expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS",
+                      !a ? o.since : o.until));
     since = *a;
     until = *b;
   } else if (job.empty()) {
-    auto latest = db.prepare("SELECT job_id, started_unix FROM runs ORDER BY started_unix DESC LIMIT 1");
-    if (!latest.step()) throw StoreError(exit_bad_input, fmt::format("{}: the store holds no runs", db.path()));
+    auto latest = db.prepare(
+        "SELECT job_id, started_unix FROM runs ORDER BY started_unix DESC LIMIT 1");
+    if (!latest.step())
+      throw StoreError(exit_bad_input, fmt::format("{}: the store holds no runs", db.path()));
     job = latest.text(0);
     if (job.empty()) {  // no Slurm: the day before the latest run
       until = latest.real(1);
@@ -329,11 +354,13 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     }
   }
   const bool by_job = !job.empty();
-  const std::string selected =
-      by_job ? "SELECT id FROM runs WHERE job_id = ?1" : "SELECT id FROM runs WHERE started_unix BETWEEN ?2 AND ?3";
+  const std::string selected = by_job ? "SELECT id FROM runs WHERE job_id = ?1"
+                                      : "SELECT id FROM runs WHERE started_unix BETWEEN ?2 AND ?3";
   auto bind_selection = [&](Statement& s) {
-    if (by_job) s.bind(1, job);
-    else s.bind(2, since).bind(3, until);
+    if (by_job)
+      s.bind(1, job);
+    else
+      s.bind(2, since).bind(3, until);
   };
   auto count = db.prepare("SELECT count(*) FROM (" + selected + ")");
   bind_selection(count);
@@ -349,7 +376,8 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   auto gpu_rows = db.prepare(
       "SELECT g.uuid, g.name, g.host, g.pci_bus_id, g.pcie_width, g.pcie_max_width, g.pcie_generation, "
       "g.ecc_enabled, g.ecc_errors, g.applications_sm_mhz, g.power_limit_w, g.rank "
-      "FROM gpus g JOIN runs ru ON ru.id = g.run WHERE g.run IN (" + selected + ") ORDER BY ru.started_unix");
+      "FROM gpus g JOIN runs ru ON ru.id = g.run WHERE g.run IN (" +
+      selected + ") ORDER BY ru.started_unix");
   bind_selection(gpu_rows);
   while (gpu_rows.step()) {
     Member& m = gpus[gpu_rows.text(0)];
@@ -357,7 +385,7 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     m.model = gpu_rows.text(1);
     m.host = gpu_rows.text(2);
     m.facts["pci_bus_id"] = gpu_rows.text(3);
-    const char* names[] = {"pcie_width", "pcie_max_width", "pcie_generation", "ecc_enabled",
+    const char* names[] = {"pcie_width", "pcie_max_width",      "pcie_generation", "ecc_enabled",
                            "ecc_errors", "applications_sm_mhz", "power_limit_w"};
     for (int i = 0; i < 7; ++i)
       if (!gpu_rows.null(4 + i)) m.facts[names[i]] = gpu_rows.real(4 + i);
@@ -365,7 +393,9 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   // Their calibrated limits, the latest of each.
   auto gpu_limits = db.prepare(
       "SELECT l.gpu_uuid, l.space, l.quantity, l.value, l.unit, l.unsteady_ratio FROM limits l "
-      "JOIN runs ru ON ru.id = l.run WHERE l.gpu_uuid IS NOT NULL AND l.run IN (" + selected + ") "
+      "JOIN runs ru ON ru.id = l.run WHERE l.gpu_uuid IS NOT NULL AND l.run IN (" +
+      selected +
+      ") "
       "ORDER BY ru.started_unix");
   bind_selection(gpu_limits);
   while (gpu_limits.step())
@@ -383,12 +413,14 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
       "r.check_result, e.throttled, e.sm_clock_mhz, r.kernel_ms, r.kernel_min_ms, r.kernel_max_ms, "
       "r.kernel_std_ms, r.reps FROM rows r JOIN series s ON s.id = r.series "
       "JOIN runs ru ON ru.id = r.run LEFT JOIN energy e ON e.row = r.id "
-      "WHERE ru.ranks = 1 AND s.gpu != '' AND r.run IN (" + selected + ") ORDER BY r.started_unix");
+      "WHERE ru.ranks = 1 AND s.gpu != '' AND r.run IN (" +
+      selected + ") ORDER BY r.started_unix");
   bind_selection(gpu_result_rows);
   // label -> uuid -> figure; by default, of each experiment's variant, type,
   // space and copies, the largest n long enough to compare GPUs by.
   std::map<std::string, std::map<std::string, Figure>> row_values;
-  std::map<std::string, std::set<std::pair<std::int64_t, std::string>>> sizes;  // kind -> (n, label)
+  std::map<std::string, std::set<std::pair<std::int64_t, std::string>>>
+      sizes;  // kind -> (n, label)
   std::map<std::string, std::vector<double>> clocks;
   while (gpu_result_rows.step()) {
     const std::string uuid = gpu_result_rows.text(0), space = gpu_result_rows.text(5);
@@ -403,11 +435,12 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     const std::string experiment = gpu_result_rows.text(1), variant = gpu_result_rows.text(2),
                       dtype = gpu_result_rows.text(3);
     const std::int64_t n = gpu_result_rows.integer(4);
-    if (gpu_result_rows.text(9) != "PASS" || !wanted_row(o.rows, experiment, variant, dtype, n)) continue;
+    if (gpu_result_rows.text(9) != "PASS" || !wanted_row(o.rows, experiment, variant, dtype, n))
+      continue;
     const double gbps = gpu_result_rows.real(7), gflops = gpu_result_rows.real(8);
     if (!(gbps > 0) && !(gflops > 0)) continue;
-    const std::string label = fmt::format("{} {} {} n={} {} {}", experiment, variant, dtype, n, space,
-                                          gpu_result_rows.text(6));
+    const std::string label = fmt::format("{} {} {} n={} {} {}", experiment, variant, dtype, n,
+                                          space, gpu_result_rows.text(6));
     Figure f;
     f.value = gbps > 0 ? gbps : gflops;
     f.unit = gbps > 0 ? "GB/s" : "GFLOP/s";
@@ -423,7 +456,8 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
       if (std_ms && reps && *reps > 0) f.se = 1.2533 * *std_ms / *ms / std::sqrt(*reps);
     }
     row_values[label][uuid] = f;
-    sizes[experiment + "/" + variant + "/" + dtype + "/" + space + "/" + gpu_result_rows.text(6)].insert({n, label});
+    sizes[experiment + "/" + variant + "/" + dtype + "/" + space + "/" + gpu_result_rows.text(6)]
+        .insert({n, label});
   }
   std::set<std::string> chosen;
   std::vector<std::string> too_short;
@@ -454,7 +488,9 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   std::map<std::string, Member> nodes;
   auto node_limits = db.prepare(
       "SELECT ru.machine, ru.cpu_model, l.space, l.quantity, l.value, l.unit, l.unsteady_ratio FROM limits l "
-      "JOIN runs ru ON ru.id = l.run WHERE l.host_space = 1 AND l.run IN (" + selected + ") "
+      "JOIN runs ru ON ru.id = l.run WHERE l.host_space = 1 AND l.run IN (" +
+      selected +
+      ") "
       "ORDER BY ru.started_unix");
   bind_selection(node_limits);
   while (node_limits.step()) {
@@ -483,7 +519,9 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
     selection["since"] = o.since.empty() && since > -1e299 ? iso8601(since) : o.since;
     selection["until"] = o.until.empty() && until < 1e299 ? iso8601(until) : o.until;
   }
-  return {{"selection", selection}, {"gpus", judge(gpu_list, refs, tol)}, {"nodes", judge(node_list, refs, tol)}};
+  return {{"selection", selection},
+          {"gpus", judge(gpu_list, refs, tol)},
+          {"nodes", judge(node_list, refs, tol)}};
 }
 
 }  // namespace portalab::store

@@ -19,10 +19,14 @@ namespace {
 
 // What a run was built and run with (RunFacts::values), as the regressions
 // list names it.
-constexpr const char* history_facts[history_fact_count][2] = {
-    {"portalab_version", "portalab"}, {"kokkos_version", "Kokkos"},
-    {"kokkos_kernels_version", "Kokkos Kernels"}, {"compiler", "compiler"},
-    {"gpu_driver", "driver"}, {"cuda_runtime", "CUDA runtime"}, {"host_blas", "library"}};
+constexpr const char* history_facts[history_fact_count][2] = {{"portalab_version", "portalab"},
+                                                              {"kokkos_version", "Kokkos"},
+                                                              {"kokkos_kernels_version",
+                                                               "Kokkos Kernels"},
+                                                              {"compiler", "compiler"},
+                                                              {"gpu_driver", "driver"},
+                                                              {"cuda_runtime", "CUDA runtime"},
+                                                              {"host_blas", "library"}};
 
 std::string phase_checked(const std::string& phase) {
   for (const char* p : {"h2d", "kernel", "d2h", "total"})
@@ -33,11 +37,12 @@ std::string phase_checked(const std::string& phase) {
 // The runs the points are of, each read once however many rows it has.
 class RunTable {
  public:
-  RunTable(Connection& db, std::vector<RunFacts>& runs) : m_runs(runs), m_read(db.prepare([] {
-    std::string sql = "SELECT started_at";
-    for (const auto& f : history_facts) sql += fmt::format(", {}", f[0]);
-    return sql + " FROM runs WHERE id = ?";
-  }())) {}
+  RunTable(Connection& db, std::vector<RunFacts>& runs)
+      : m_runs(runs), m_read(db.prepare([] {
+          std::string sql = "SELECT started_at";
+          for (const auto& f : history_facts) sql += fmt::format(", {}", f[0]);
+          return sql + " FROM runs WHERE id = ?";
+        }())) {}
 
   std::size_t index(std::int64_t run) {
     if (const auto it = m_index.find(run); it != m_index.end()) return it->second;
@@ -65,15 +70,18 @@ std::vector<HistoryChange> changes_between(const History& h, const HistoryPoint&
   const auto &a = h.runs[before.run].values, &b = h.runs[after.run].values;
   for (int i = 0; i < history_fact_count; ++i)
     if (a[i] != b[i]) out.push_back({history_facts[i][1], a[i], b[i]});
-  if (before.sm_mhz && after.sm_mhz && std::abs(*after.sm_mhz - *before.sm_mhz) > 0.02 * *before.sm_mhz)
-    out.push_back({"SM clock (MHz)", fmt::format("{:.0f}", *before.sm_mhz), fmt::format("{:.0f}", *after.sm_mhz)});
+  if (before.sm_mhz && after.sm_mhz &&
+      std::abs(*after.sm_mhz - *before.sm_mhz) > 0.02 * *before.sm_mhz)
+    out.push_back({"SM clock (MHz)", fmt::format("{:.0f}", *before.sm_mhz),
+                   fmt::format("{:.0f}", *after.sm_mhz)});
   if (before.throttled != after.throttled)
     out.push_back({"THROTTLED", before.throttled ? "yes" : "no", after.throttled ? "yes" : "no"});
   return out;
 }
 
 // The latest run of a row against its earlier ones.
-void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas, double threshold_pct) {
+void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas,
+           double threshold_pct) {
   const auto& runs = row.runs;
   const HistoryPoint& latest = runs.back();
   std::vector<std::size_t> earlier;  // passing earlier runs with a time
@@ -88,7 +96,8 @@ void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas,
   std::size_t base = runs.size() - 2;
   if (!earlier.empty()) {
     auto sorted = earlier;
-    std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) { return *runs[a].m.ms < *runs[b].m.ms; });
+    std::sort(sorted.begin(), sorted.end(),
+              [&](std::size_t a, std::size_t b) { return *runs[a].m.ms < *runs[b].m.ms; });
     base = sorted[(sorted.size() - 1) / 2];
   }
   // This row's own run-to-run noise where its earlier runs measure it,
@@ -108,7 +117,8 @@ void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas,
   row.noise = sigma;
   row.base = base;
   row.changes = changes_between(h, runs[base], latest);
-  row.regression = verdict == "broken" || (verdict == "slower" && change && *change * 100 > threshold_pct);
+  row.regression = verdict == "broken" ||
+                   (verdict == "slower" && change && *change * 100 > threshold_pct);
 }
 
 // ---- the JSON document, written directly: a history of every row of a
@@ -128,7 +138,8 @@ void put_string(Buffer& out, std::string_view s) {
     out.append(s);
     out.push_back('"');
   } else {  // escapes and UTF-8 checked as every other portalab JSON is
-    put(out, nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    put(out, nlohmann::json(std::string(s))
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 }
 
@@ -153,7 +164,8 @@ void put_key(Buffer& out, const SeriesKey& k) {
   fmt::format_to(std::back_inserter(out), "\"n\": {}, \"threads\": {}}}", k.n, k.threads);
 }
 
-void put_row(Buffer& out, const History& h, const HistoryRow& r, const std::vector<std::string>& run_text) {
+void put_row(Buffer& out, const History& h, const HistoryRow& r,
+             const std::vector<std::string>& run_text) {
   put(out, "{\"key\": ");
   put_key(out, r.key);
   put(out, ", \"runs\": [");
@@ -205,7 +217,11 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
       "WHERE (?1 = '' OR machine = ?1) AND (?2 = '' OR experiment = ?2) AND (?3 = '' OR variant = ?3) "
       "AND (?4 = '' OR dtype = ?4) AND (?5 = '' OR space = ?5) "
       "AND (?6 = '' OR instr(',' || gpu || ',', ',' || ?6 || ',') > 0)");
-  series.bind(1, o.machine).bind(2, o.experiment).bind(3, o.variant).bind(4, o.dtype).bind(5, o.space)
+  series.bind(1, o.machine)
+      .bind(2, o.experiment)
+      .bind(3, o.variant)
+      .bind(4, o.dtype)
+      .bind(5, o.space)
       .bind(6, o.gpu);
   std::vector<std::pair<std::int64_t, SeriesKey>> keys;
   while (series.step())
@@ -275,8 +291,8 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
     while (points.step()) {
       HistoryPoint p;
       p.run = runs.index(points.integer(0));
-      p.m = {points.text(1), points.maybe_real(3), points.maybe_real(4), points.maybe_real(5),
-             points.maybe_real(6), points.maybe_real(2)};
+      p.m = {points.text(1),       points.maybe_real(3), points.maybe_real(4),
+             points.maybe_real(5), points.maybe_real(6), points.maybe_real(2)};
       if (energy) {
         p.throttled = !points.null(7) && points.integer(7) != 0;
         p.sm_mhz = points.maybe_real(8);
@@ -330,8 +346,10 @@ History history(Connection& db, const HistoryOptions& o) {
   for (auto& r : h.rows) judge(h, r, noise, o.sigmas, o.threshold_pct);
   // Regressions first; the list of them the largest change first (a broken
   // row, without one, before all).
-  std::stable_partition(h.rows.begin(), h.rows.end(), [](const HistoryRow& r) { return r.regression; });
-  for (std::size_t i = 0; i < h.rows.size() && h.rows[i].regression; ++i) h.regressions.push_back(i);
+  std::stable_partition(h.rows.begin(), h.rows.end(),
+                        [](const HistoryRow& r) { return r.regression; });
+  for (std::size_t i = 0; i < h.rows.size() && h.rows[i].regression; ++i)
+    h.regressions.push_back(i);
   std::stable_sort(h.regressions.begin(), h.regressions.end(), [&](std::size_t a, std::size_t b) {
     const auto change = [&](std::size_t i) { return h.rows[i].change.value_or(1e300); };
     return change(a) > change(b);
@@ -361,10 +379,12 @@ void write_history_json(const History& h, std::ostream& to) {
   fmt::format_to(std::back_inserter(out),
                  "{{\"phase\": \"{}\", \"last\": {}, \"threshold_pct\": {}, \"sigmas\": {},\n"
                  "\"noise\": {{\"pooled\": {}, \"pairs\": {}, \"floor\": {}, \"by_decade_ms\": {{",
-                 h.phase, h.last, h.threshold_pct, h.sigmas, h.noise_pooled, h.noise_pairs, h.noise_floor);
+                 h.phase, h.last, h.threshold_pct, h.sigmas, h.noise_pooled, h.noise_pairs,
+                 h.noise_floor);
   bool first = true;
   for (const auto& [d, s] : h.noise_by_decade) {
-    fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ", std::pow(10.0, d), s);
+    fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ", std::pow(10.0, d),
+                   s);
     first = false;
   }
   put(out, "}},\n\"rows\": [");

@@ -193,11 +193,13 @@ void find_results(const std::string& given, std::vector<std::string>& files,
                      fmt::format("{}: neither a results.json nor a folder of runs", given));
   std::vector<std::string> here;
   fs::recursive_directory_iterator it(given, fs::directory_options::none, ec), end;
-  if (ec) throw StoreError(exit_bad_input, fmt::format("{}: cannot read the folder: {}", given, ec.message()));
+  if (ec)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: cannot read the folder: {}", given, ec.message()));
   for (; it != end; it.increment(ec)) {
     if (ec)
-      throw StoreError(exit_bad_input,
-                       fmt::format("{}: cannot read the folder: {}", it->path().string(), ec.message()));
+      throw StoreError(exit_bad_input, fmt::format("{}: cannot read the folder: {}",
+                                                   it->path().string(), ec.message()));
     const auto& entry = *it;
     if (entry.is_symlink(ec)) continue;
     const std::string name = entry.path().filename().string();
@@ -207,7 +209,8 @@ void find_results(const std::string& given, std::vector<std::string>& files,
       unfinished.push_back(entry.path().parent_path().string());
   }
   if (here.empty() && unfinished.empty())
-    throw StoreError(exit_bad_input, fmt::format("{}: no results.json in this folder or below it", given));
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: no results.json in this folder or below it", given));
   std::sort(here.begin(), here.end());
   files.insert(files.end(), here.begin(), here.end());
 }
@@ -220,12 +223,14 @@ nlohmann::json read_results(const std::string& file) {
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
     if (!ec && size > max_results_bytes)
-      throw InputError(fmt::format("{}: more than {} bytes; not a results file", file, max_results_bytes));
-    const std::size_t bound = ec ? max_results_bytes : std::min<std::size_t>(max_results_bytes, size + 65536);
+      throw InputError(
+          fmt::format("{}: more than {} bytes; not a results file", file, max_results_bytes));
+    const std::size_t bound = ec ? max_results_bytes
+                                 : std::min<std::size_t>(max_results_bytes, size + 65536);
     text = read_bounded(file, bound, "a results file");
     if (text.size() > bound)
-      throw InputError(fmt::format("{}: grew past {} bytes while read; import it once it is complete",
-                                   file, bound));
+      throw InputError(fmt::format(
+          "{}: grew past {} bytes while read; import it once it is complete", file, bound));
     check_json_nesting(text, file, 64);
   } catch (const InputError& e) {
     throw StoreError(exit_bad_input, e.what());
@@ -242,8 +247,8 @@ nlohmann::json read_results(const std::string& file) {
                      fmt::format("{}: not a portalab results file (expected an object with "
                                  "\"provenance\" and \"results\")",
                                  file));
-  if (j.contains("schema_version") &&
-      !(j["schema_version"].is_number_integer() && j["schema_version"].get<int>() <= schema_version))
+  if (j.contains("schema_version") && !(j["schema_version"].is_number_integer() &&
+                                        j["schema_version"].get<int>() <= schema_version))
     throw StoreError(exit_bad_input,
                      fmt::format("{}: results of schema_version {}; this portalab reads versions "
                                  "up to {}: import it with a newer portalab",
@@ -252,7 +257,8 @@ nlohmann::json read_results(const std::string& file) {
 }
 
 // A row's field that names it: a string, or a whole number for n and threads.
-std::string key_text(const nlohmann::json& row, const char* key, const std::string& file, std::size_t i) {
+std::string key_text(const nlohmann::json& row, const char* key, const std::string& file,
+                     std::size_t i) {
   const auto it = row.find(key);
   if (it == row.end() || !it->is_string())
     throw StoreError(exit_bad_input,
@@ -260,7 +266,8 @@ std::string key_text(const nlohmann::json& row, const char* key, const std::stri
   return it->get<std::string>();
 }
 
-std::int64_t key_integer(const nlohmann::json& row, const char* key, const std::string& file, std::size_t i) {
+std::int64_t key_integer(const nlohmann::json& row, const char* key, const std::string& file,
+                         std::size_t i) {
   const auto it = row.find(key);
   if (it == row.end() || !it->is_number_integer())
     throw StoreError(exit_bad_input,
@@ -308,10 +315,10 @@ class Importer {
             "kernel_std_ms, d2h_ms, d2h_min_ms, d2h_max_ms, d2h_std_ms, total_ms, total_min_ms, "
             "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit) "
             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        m_energy(db.prepare(
-            "INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
-            "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
-            "VALUES(?,?,?,?,?,?,?,?,?)")),
+        m_energy(
+            db.prepare("INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
+                       "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
+                       "VALUES(?,?,?,?,?,?,?,?,?)")),
         m_rank_row(db.prepare(
             "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")) {}
 
@@ -374,7 +381,9 @@ class Importer {
         .bind(19, blas)
         .run();
     const std::int64_t run = m_db.last_id();
-    m_provenance.bind(1, run).bind(2, p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).run();
+    m_provenance.bind(1, run)
+        .bind(2, p.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        .run();
 
     // Each rank's GPU (provenance.ranks), or the devices of a run without them.
     std::string rank0_gpu;
@@ -386,9 +395,14 @@ class Importer {
       if (rank == 0) rank0_gpu = uuid;
       uuids.push_back(uuid);
       auto integer = [&](const char* key) -> std::optional<double> { return num(settings, key); };
-      m_gpu.bind(1, run).bind(2, rank).bind(3, rank_host).bind(4, uuid)
-          .bind(5, str(device, "pci_bus_id")).bind(6, str(device, "name"))
-          .bind(7, num(settings, "power_limit_w")).bind(8, num(settings, "applications_sm_mhz"));
+      m_gpu.bind(1, run)
+          .bind(2, rank)
+          .bind(3, rank_host)
+          .bind(4, uuid)
+          .bind(5, str(device, "pci_bus_id"))
+          .bind(6, str(device, "name"))
+          .bind(7, num(settings, "power_limit_w"))
+          .bind(8, num(settings, "applications_sm_mhz"));
       if (settings.contains("ecc") && settings["ecc"].is_boolean())
         m_gpu.bind(9, settings["ecc"].get<bool>() ? 1 : 0);
       m_gpu.bind(10, integer("ecc_uncorrected_errors"))
@@ -429,7 +443,9 @@ class Importer {
       if (!r.is_object())
         throw StoreError(exit_bad_input, fmt::format("{}: row {}: not an object", file, i));
       const std::int64_t series = series_of(r, machine, gpus, file, i);
-      m_row.bind(1, run).bind(2, series).bind(3, *started)
+      m_row.bind(1, run)
+          .bind(2, series)
+          .bind(3, *started)
           .bind(4, static_cast<std::int64_t>(num(r, "ranks").value_or(1)))
           .bind(5, str(r, "check"));
       if (const auto reps = num(r, "reps")) m_row.bind(6, static_cast<std::int64_t>(*reps));
@@ -438,18 +454,26 @@ class Importer {
       for (const char* phase : {"h2d", "kernel", "d2h", "total"}) {
         const auto& st = obj(stats, phase);
         m_row.bind(col, num(r, (std::string(phase) + "_ms").c_str()));
-        m_row.bind(col + 1, num(st, "min_ms")).bind(col + 2, num(st, "max_ms")).bind(col + 3, num(st, "std_ms"));
+        m_row.bind(col + 1, num(st, "min_ms"))
+            .bind(col + 2, num(st, "max_ms"))
+            .bind(col + 3, num(st, "std_ms"));
         col += 4;
       }
-      m_row.bind(col, num(r, "bytes")).bind(col + 1, num(r, "flops")).bind(col + 2, num(r, "gbps"))
-          .bind(col + 3, num(r, "gflops")).bind(col + 4, num(r, "pct_of_limit"));
+      m_row.bind(col, num(r, "bytes"))
+          .bind(col + 1, num(r, "flops"))
+          .bind(col + 2, num(r, "gbps"))
+          .bind(col + 3, num(r, "gflops"))
+          .bind(col + 4, num(r, "pct_of_limit"));
       m_row.run();
       const std::int64_t row = m_db.last_id();
       add_energy(row, obj(r, "energy"));
       for (const auto& pr : obj(r, "per_rank"))
         if (pr.is_object() && num(pr, "rank"))
-          m_rank_row.bind(1, row).bind(2, static_cast<std::int64_t>(*num(pr, "rank")))
-              .bind(3, num(pr, "kernel_ms")).bind(4, num(pr, "total_ms")).run();
+          m_rank_row.bind(1, row)
+              .bind(2, static_cast<std::int64_t>(*num(pr, "rank")))
+              .bind(3, num(pr, "kernel_ms"))
+              .bind(4, num(pr, "total_ms"))
+              .run();
       ++rows;
       if ((i & 1023) == 1023) throw_if_interrupted();
     }
@@ -470,10 +494,14 @@ class Importer {
           m_limit.bind_null(5);
         else
           m_limit.bind(5, gpu);
-        m_limit.bind(6, quantity).bind(7, *v).bind(8, unit).bind(9, unsteady_ratio(s, quantity, *v)).run();
+        m_limit.bind(6, quantity)
+            .bind(7, *v)
+            .bind(8, unit)
+            .bind(9, unsteady_ratio(s, quantity, *v))
+            .run();
       };
-      for (const char* q : {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
-                            "read_gbps"})
+      for (const char* q :
+           {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps", "read_gbps"})
         limit(q, num(s, q), "GB/s");
       limit("launch_us", num(s, "launch_us"), "us");
       for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
@@ -487,8 +515,8 @@ class Importer {
   // found them unsteady (slowest more than 1.5 times the fastest). A limit
   // that is the best of a sweep (transfers) is unsteady only where the size
   // that gave the best was.
-  static std::optional<double> unsteady_ratio(const nlohmann::json& space, const std::string& quantity,
-                                              double value) {
+  static std::optional<double> unsteady_ratio(const nlohmann::json& space,
+                                              const std::string& quantity, double value) {
     std::optional<double> ratio;
     for (const auto& u : obj(space, "unsteady")) {
       std::string name = str(u, "limit");
@@ -497,31 +525,41 @@ class Importer {
       const auto fastest = num(u, "fastest"), slowest = num(u, "slowest");
       if (name != quantity || !fastest || !slowest || *fastest <= 0 || *slowest <= 0) continue;
       const bool best_of = u.contains("bytes") || u.contains("dtype");
-      if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value) continue;
+      if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value)
+        continue;
       const double r = std::max(*fastest, *slowest) / std::min(*fastest, *slowest);
       ratio = std::max(ratio.value_or(1.0), r);
     }
     return ratio;
   }
 
-  std::int64_t series_of(const nlohmann::json& r, const std::string& machine, const std::string& gpus,
-                         const std::string& file, std::size_t i) {
+  std::int64_t series_of(const nlohmann::json& r, const std::string& machine,
+                         const std::string& gpus, const std::string& file, std::size_t i) {
     const std::string experiment = key_text(r, "experiment", file, i),
-                      variant = key_text(r, "variant", file, i), dtype = key_text(r, "dtype", file, i),
-                      space = key_text(r, "space", file, i), copies = key_text(r, "copies", file, i);
+                      variant = key_text(r, "variant", file, i),
+                      dtype = key_text(r, "dtype", file, i), space = key_text(r, "space", file, i),
+                      copies = key_text(r, "copies", file, i);
     const std::int64_t n = key_integer(r, "n", file, i);
     const std::string library = str(r, "library");
     const std::int64_t threads = r.contains("threads") && r["threads"].is_number_integer()
                                      ? r["threads"].get<std::int64_t>()
                                      : 0;
     const std::string gpu = is_host_space_name(space) ? std::string() : gpus;
-    const std::string key =
-        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", experiment, variant,
-                    dtype, n, space, copies, library, threads, machine, gpu);
+    const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                                        experiment, variant, dtype, n, space, copies, library,
+                                        threads, machine, gpu);
     if (const auto it = m_series.find(key); it != m_series.end()) return it->second;
     auto bind = [&](Statement& s) {
-      s.bind(1, experiment).bind(2, variant).bind(3, dtype).bind(4, n).bind(5, space)
-          .bind(6, copies).bind(7, library).bind(8, threads).bind(9, machine).bind(10, gpu);
+      s.bind(1, experiment)
+          .bind(2, variant)
+          .bind(3, dtype)
+          .bind(4, n)
+          .bind(5, space)
+          .bind(6, copies)
+          .bind(7, library)
+          .bind(8, threads)
+          .bind(9, machine)
+          .bind(10, gpu);
     };
     bind(m_series_find);
     std::int64_t id = 0;
@@ -572,7 +610,8 @@ bool looks_like_sqlite(const std::string& path) {
   char head[16] = {};
   in.read(head, sizeof head);
   if (in.gcount() == 0) return true;  // empty: SQLite makes it a database
-  return in.gcount() == 16 && std::string_view(head, 16) == std::string_view("SQLite format 3\0", 16);
+  return in.gcount() == 16 &&
+         std::string_view(head, 16) == std::string_view("SQLite format 3\0", 16);
 }
 
 std::int64_t pragma(Connection& db, const std::string& name) {
@@ -682,8 +721,9 @@ std::string store_path(const std::string& given) {
 }
 
 std::string run_id_of(const nlohmann::json& provenance) {
-  return fmt::format("fnv1a64:{:016x}",
-                     fnv1a64(provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return fmt::format(
+      "fnv1a64:{:016x}",
+      fnv1a64(provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 namespace {
@@ -708,7 +748,8 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (exists && !fs::is_regular_file(path, ec))
-    throw StoreError(exit_bad_input, fmt::format("{}: not a file; the store is one SQLite file", path));
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: not a file; the store is one SQLite file", path));
   if (!exists && !write)
     throw StoreError(exit_bad_input,
                      fmt::format("{}: no store here: import runs first (`portalab db import "
@@ -758,7 +799,8 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
                                  "up to {}: use the newer portalab that wrote it",
                                  path, version, store_schema_version));
   if (app == application_id && version < 1)
-    throw StoreError(exit_bad_input, fmt::format("{}: a portalab store without a schema version: damaged", path));
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: a portalab store without a schema version: damaged", path));
   if (app == application_id && version < store_schema_version) {
     if (write) {
       migrate(*db, notes);
@@ -766,12 +808,13 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
       check_store_names(path);
       Connection rw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX);
       if (sqlite3_db_readonly(rw.handle(), "main") == 1)
-        throw StoreError(exit_bad_input,
-                         fmt::format("{}: a store of schema version {}, an older portalab's; this one "
-                                     "reads it once upgraded to version {}, which needs writing it: "
-                                     "run `portalab db history --db {}` once as a user who may write "
-                                     "the file and its folder",
-                                     path, version, store_schema_version, path));
+        throw StoreError(
+            exit_bad_input,
+            fmt::format("{}: a store of schema version {}, an older portalab's; this one "
+                        "reads it once upgraded to version {}, which needs writing it: "
+                        "run `portalab db history --db {}` once as a user who may write "
+                        "the file and its folder",
+                        path, version, store_schema_version, path));
       sqlite3_busy_timeout(rw.handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
       migrate(rw, notes);
     }
@@ -798,13 +841,15 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
   return db;
 }
 
-ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths, std::ostream* progress) {
+ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths,
+                          std::ostream* progress) {
   ImportSummary sum;
   std::vector<std::string> files, unfinished;
   for (const auto& p : paths) find_results(p, files, unfinished);
   for (const auto& u : unfinished)
     if (progress)
-      *progress << fmt::format("skipped {}: a run not finished (results.jsonl without results.json)\n", u);
+      *progress << fmt::format(
+          "skipped {}: a run not finished (results.jsonl without results.json)\n", u);
   sum.found = static_cast<int>(files.size());
   // One writer at a time: the write lock is taken at once, and waited for
   // (the busy timeout) where another import holds it.
@@ -861,7 +906,8 @@ std::string default_reference_figures() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec)
-    candidates.push_back(self.parent_path().parent_path() / "share/portalab/data/reference-figures.csv");
+    candidates.push_back(self.parent_path().parent_path() /
+                         "share/portalab/data/reference-figures.csv");
   for (const auto& c : candidates)
     if (fs::is_regular_file(c, ec)) return c.string();
   return {};

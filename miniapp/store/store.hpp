@@ -55,7 +55,7 @@ std::string run_id_of(const nlohmann::json& provenance);
 struct HistoryOptions {
   std::string machine, experiment, variant, dtype, space;
   std::string gpu;  // keys whose GPUs include this UUID
-  int last = 20;             // runs of each row looked at, the latest included
+  int last = 20;    // runs of each row looked at, the latest included
   std::string phase = "total";
   double threshold_pct = 10;  // SLOWER by more than this is a regression
   double sigmas = 4;
@@ -91,11 +91,11 @@ struct HistoryChange {
 
 struct HistoryRow {
   SeriesKey key;
-  std::vector<HistoryPoint> runs;  // oldest first
-  std::string verdict;             // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
-  std::optional<double> change;    // the latest median against the base's, relative
-  std::optional<double> noise;     // the run-to-run noise it was judged with
-  std::optional<std::size_t> base;  // index into runs: the earlier run of the median time
+  std::vector<HistoryPoint> runs;      // oldest first
+  std::string verdict;                 // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
+  std::optional<double> change;        // the latest median against the base's, relative
+  std::optional<double> noise;         // the run-to-run noise it was judged with
+  std::optional<std::size_t> base;     // index into runs: the earlier run of the median time
   std::vector<HistoryChange> changes;  // between the base and the latest run
   bool regression = false;
 };
@@ -117,11 +117,11 @@ History history(Connection& db, const HistoryOptions& options);
 void write_history_json(const History& h, std::ostream& to);
 
 struct FleetOptions {
-  std::string job;             // runs of this Slurm job id
-  std::string since, until;    // or started in [since, until] (ISO dates)
+  std::string job;                // runs of this Slurm job id
+  std::string since, until;       // or started in [since, until] (ISO dates)
   std::vector<std::string> rows;  // EXPERIMENT[/VARIANT[/DTYPE[/N]]]; empty: chosen
-  double tolerance_pct = 10;   // below the group's median by more: an outlier
-  std::string references;      // the reference figures' CSV
+  double tolerance_pct = 10;      // below the group's median by more: an outlier
+  std::string references;         // the reference figures' CSV
 };
 
 // {"selection": ..., "gpus": [...], "nodes": [...]}: docs/results-store.md.

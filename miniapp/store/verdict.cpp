@@ -63,7 +63,8 @@ Noise::Noise(const std::vector<std::pair<double, double>>& pairs, double floor) 
 double Noise::sigma(double base_ms) const {
   const auto d = decade(base_ms);
   if (!d || m_by_decade.empty()) return std::max(m_floor, m_pooled);
-  if (const auto it = m_by_decade.find(*d); it != m_by_decade.end()) return std::max(m_floor, it->second);
+  if (const auto it = m_by_decade.find(*d); it != m_by_decade.end())
+    return std::max(m_floor, it->second);
   int near = std::numeric_limits<int>::max();
   for (const auto& [k, s] : m_by_decade) near = std::min(near, std::abs(k - *d));
   double s = 0;
@@ -96,7 +97,8 @@ std::pair<std::string, std::optional<double>> classify(const Measure& base, cons
   else
     return {"same", change};
   if (noise_sigma && b > 0 && n > 0 && std::isfinite(n / b)) {
-    const double spread = std::sqrt(*noise_sigma * *noise_sigma + median_se(base) * median_se(base) +
+    const double spread = std::sqrt(*noise_sigma * *noise_sigma +
+                                    median_se(base) * median_se(base) +
                                     median_se(now) * median_se(now));
     if (std::abs(std::log(n / b)) <= sigmas * spread) return {"same", change};
   }

@@ -40,7 +40,9 @@ void register_for() {
                                                                         T(10), x, y, z);
                                  });
                                })
-      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->RangeMultiplier(100)
+      ->Range(10'000, 100'000'000)
+      ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(("vector_poly_unfused" + suffix).c_str(),
                                [=](benchmark::State& s) {
@@ -52,7 +54,9 @@ void register_for() {
                                        exec, paths, T(3.5), T(2.8), T(10), x, y, t1, t2, z);
                                  });
                                })
-      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->RangeMultiplier(100)
+      ->Range(10'000, 100'000'000)
+      ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(("stream_copy" + suffix).c_str(),
                                [=](benchmark::State& s) {
@@ -62,7 +66,9 @@ void register_for() {
                                  fenced(s, exec, 2.0 * sizeof(T) * s.range(0),
                                         [&] { portalab::kernels::stream_copy(exec, paths, x, z); });
                                })
-      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->RangeMultiplier(100)
+      ->Range(10'000, 100'000'000)
+      ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(("stream_copy_naive" + suffix).c_str(),
                                [=](benchmark::State& s) {
@@ -73,7 +79,9 @@ void register_for() {
                                    portalab::kernels::stream_copy_naive(exec, paths, x, z);
                                  });
                                })
-      ->RangeMultiplier(100)->Range(10'000, 100'000'000)->UseManualTime()
+      ->RangeMultiplier(100)
+      ->Range(10'000, 100'000'000)
+      ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   // The labs' streaming kernels at 1e8, against stream_copy/<space>/<type>/100000000.
   auto lab = [&](const char* name, portalab::kernels::PerElement w, auto kernel) {
@@ -85,7 +93,9 @@ void register_for() {
                                    fenced(s, exec, w.arrays * sizeof(T) * s.range(0),
                                           [&] { kernel(exec, paths, views); });
                                  })
-        ->Arg(100'000'000)->UseManualTime()->Unit(benchmark::kMillisecond);
+        ->Arg(100'000'000)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   };
   namespace k = portalab::kernels;
   lab("squared_diff_fused", k::squared_diff_fused_work,
@@ -132,7 +142,9 @@ void register_broadcast() {
               portalab::kernels::broadcast_add_column(exec, paths, m, v, z);
           });
         })
-        ->Arg(n)->UseManualTime()->Unit(benchmark::kMillisecond);
+        ->Arg(n)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
 }
 

@@ -27,12 +27,13 @@ namespace {
 template <class Space, class F>
 void fenced(benchmark::State& state, const Space& exec, double flops, double bytes, F&& call) {
   portalab::bench::fenced(state, exec, bytes, call);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9 * state.iterations(),
+                                                 benchmark::Counter::kIsRate);
 }
 
 template <class Space, class T>
-using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
+using Matrix =
+    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
 
 template <class Space, class T>
 Matrix<Space, T> random_matrix(const Space& exec, std::int64_t n, std::uint64_t seed) {
@@ -61,17 +62,15 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
   const std::string suffix = std::string("/") + Space::name() + "/" +
                              (sizeof(T) == 8 ? "float64" : "float32");
   auto gemm = [&](const char* name, auto call) {
-    auto* b = benchmark::RegisterBenchmark((std::string("gemm_") + name + suffix).c_str(),
-                                           [=](benchmark::State& s) {
-                                             const Space exec;
-                                             const auto n = s.range(0);
-                                             auto a = random_matrix<Space, T>(exec, n, 1);
-                                             auto b = random_matrix<Space, T>(exec, n, 2);
-                                             Matrix<Space, T> c("C", n, n);
-                                             fenced(s, exec, 2.0 * n * n * n,
-                                                    3.0 * sizeof(T) * n * n,
-                                                    [&] { call(exec, a, b, c); });
-                                           });
+    auto* b = benchmark::RegisterBenchmark(
+        (std::string("gemm_") + name + suffix).c_str(), [=](benchmark::State& s) {
+          const Space exec;
+          const auto n = s.range(0);
+          auto a = random_matrix<Space, T>(exec, n, 1);
+          auto b = random_matrix<Space, T>(exec, n, 2);
+          Matrix<Space, T> c("C", n, n);
+          fenced(s, exec, 2.0 * n * n * n, 3.0 * sizeof(T) * n * n, [&] { call(exec, a, b, c); });
+        });
     for (auto n : gemm_sizes) b->Arg(n);
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   };
@@ -102,7 +101,8 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
     shape("64x64_k8_256t", GemmShape<16, 16, 4, 4, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
     shape("128x64_k8_128t", GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
     shape("64x128_k8_128t", GemmShape<8, 16, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
-    shape("128x64_k8_128t_3blocks", GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
+    shape("128x64_k8_128t_3blocks",
+          GemmShape<16, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 3>{});
     shape("64x64_k8_64t", GemmShape<8, 8, 8, 8, 8, 2, 2, 1, 1, 0, 0, 2, true, true, 4>{});
     shape("128x64_k4_128t", GemmShape<16, 8, 8, 8, 4, 2, 2, 1, 1, 0, 0, 2, true, true, 2>{});
   }
@@ -124,9 +124,8 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   };
-  dot("kokkos_kernels", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
-    KokkosBlas::dot(e, r, x, y);
-  });
+  dot("kokkos_kernels", [](const Space& e, const auto& x, const auto& y, const auto& r,
+                           const auto&) { KokkosBlas::dot(e, r, x, y); });
   dot("vendor", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
     portalab::kernels::vendor_dot(e, x, y, r);
   });
@@ -159,10 +158,12 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
           const auto n = s.range(0);
           auto a = random_matrix<Space, T>(exec, n, 3);
           Matrix<Space, T> work("work", n, n), rhs("rhs", n, 1);
-          Kokkos::View<int*, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>
+          Kokkos::View<int*, Kokkos::LayoutLeft,
+                       Kokkos::Device<Space, typename Space::memory_space>>
               ipiv("ipiv", n);
           Kokkos::View<T*, Kokkos::Device<Space, typename Space::memory_space>> tau("tau", n);
-          Kokkos::View<double*, Kokkos::Device<Space, typename Space::memory_space>> summary("s", 3);
+          Kokkos::View<double*, Kokkos::Device<Space, typename Space::memory_space>> summary("s",
+                                                                                             3);
           portalab::kernels::LapackWorkspace<Space, T> ws;
           fenced(s, exec, flops_per_n3 * n * n * n, 3.0 * sizeof(T) * n * n, [&] {
             Kokkos::deep_copy(exec, work, a);
@@ -183,10 +184,11 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
            portalab::kernels::getrf(e, w, ipiv, ws);
            portalab::kernels::lu_summary(e, w, ipiv, summary);
          });
-  lapack("qr_vendor", 4.0 / 3.0, [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
-    portalab::kernels::geqrf(e, w, tau, ws);
-    portalab::kernels::orgqr(e, w, tau, ws);
-  });
+  lapack("qr_vendor", 4.0 / 3.0,
+         [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
+           portalab::kernels::geqrf(e, w, tau, ws);
+           portalab::kernels::orgqr(e, w, tau, ws);
+         });
 #if defined(KOKKOS_ENABLE_CUDA)
   // The same calls on a bare cuSOLVER handle with its workspace allocated
   // once: the floor the wrappers above are measured against.
@@ -207,28 +209,29 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
                cusolverDnDgetrf(h, n, n, w.data(), n, ws.work.data(), ipiv.data(), ws.info.data());
              }
            });
-    lapack("qr_bare_cusolver", 4.0 / 3.0,
-           [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
-             cusolverDnHandle_t h = bare_handle();
-             cusolverDnSetStream(h, e.cuda_stream());
-             const int n = static_cast<int>(w.extent(0));
-             int lq = 0, lo = 0;
-             if constexpr (std::is_same_v<T, float>) {
-               cusolverDnSgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
-               cusolverDnSorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
-               ws.reserve(e, std::max(lq, lo));
-               cusolverDnSgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
-               cusolverDnSorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
-                                ws.info.data());
-             } else {
-               cusolverDnDgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
-               cusolverDnDorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
-               ws.reserve(e, std::max(lq, lo));
-               cusolverDnDgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
-               cusolverDnDorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
-                                ws.info.data());
-             }
-           });
+    lapack(
+        "qr_bare_cusolver", 4.0 / 3.0,
+        [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
+          cusolverDnHandle_t h = bare_handle();
+          cusolverDnSetStream(h, e.cuda_stream());
+          const int n = static_cast<int>(w.extent(0));
+          int lq = 0, lo = 0;
+          if constexpr (std::is_same_v<T, float>) {
+            cusolverDnSgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
+            cusolverDnSorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
+            ws.reserve(e, std::max(lq, lo));
+            cusolverDnSgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
+            cusolverDnSorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
+                             ws.info.data());
+          } else {
+            cusolverDnDgeqrf_bufferSize(h, n, n, w.data(), n, &lq);
+            cusolverDnDorgqr_bufferSize(h, n, n, n, w.data(), n, tau.data(), &lo);
+            ws.reserve(e, std::max(lq, lo));
+            cusolverDnDgeqrf(h, n, n, w.data(), n, tau.data(), ws.work.data(), lq, ws.info.data());
+            cusolverDnDorgqr(h, n, n, n, w.data(), n, tau.data(), ws.work.data(), lo,
+                             ws.info.data());
+          }
+        });
   }
 #endif
 }

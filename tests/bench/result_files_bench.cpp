@@ -77,8 +77,13 @@ void per_entry(benchmark::State& state) {
   }
   state.counters["us_per_entry"] = 1e6 * seconds / static_cast<double>(n);
 }
-BENCHMARK(per_entry)->Name("result_files/per_entry")->Arg(200)->Arg(2000)->UseManualTime()
-    ->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(per_entry)
+    ->Name("result_files/per_entry")
+    ->Arg(200)
+    ->Arg(2000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 void ratio(benchmark::State& state) {
   double r = 0;

@@ -75,7 +75,8 @@ int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* mj) {
     return not_supported;
   if (const std::string watts = env("FAKE_NVML_WATTS", ""); !watts.empty()) {
     static const auto since = std::chrono::steady_clock::now();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
     if (const double update = std::stod(env("FAKE_NVML_UPDATE_MS", "0")); update > 0)
       ms = std::floor(ms / update) * update;
     *mj = 5000000 + static_cast<unsigned long long>(std::stod(watts) * ms);  // W x ms = mJ

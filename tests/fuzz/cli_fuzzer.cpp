@@ -52,9 +52,8 @@ void check_accepted(const std::vector<std::string>& kokkos,
       if (s.rfind(name, 0) == 0 && !number_in(s.substr(name.size()), lo, hi))
         broken("accepted an unusable option", s);
   }
-  for (const auto& [name, lo, hi] :
-       {std::tuple{"KOKKOS_NUM_THREADS", 1, limits.max_threads},
-        std::tuple{"KOKKOS_DEVICE_ID", 0, limits.device_count - 1}})
+  for (const auto& [name, lo, hi] : {std::tuple{"KOKKOS_NUM_THREADS", 1, limits.max_threads},
+                                     std::tuple{"KOKKOS_DEVICE_ID", 0, limits.device_count - 1}})
     if (const auto it = env.find(name); it != env.end() && !number_in(it->second, lo, hi))
       broken("accepted an unusable variable", it->second);
 }

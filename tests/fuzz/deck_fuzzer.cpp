@@ -76,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #else
   const auto eol = input.find('\n');
   const std::string_view first = input.substr(0, eol);
-  const std::string deck(eol == std::string_view::npos ? std::string_view{} : input.substr(eol + 1));
+  const std::string deck(eol == std::string_view::npos ? std::string_view{}
+                                                       : input.substr(eol + 1));
   if (!first.empty()) overrides.set.emplace_back(first);
 #endif
   try {

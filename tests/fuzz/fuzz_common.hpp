@@ -11,12 +11,21 @@
 namespace portalab::fuzz {
 
 inline const Catalog& fuzz_catalog() {
-  static const Catalog c{
-      {{"stream_copy", "z = x", {"kernel", "deep_copy"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, Bound::memory},
-       {"vector_poly", "z = a*x^2 + b*y + c", {"fused", "unfused"}, {1'000'000}, {"float64"},
-        {"float64", "float32"}, Bound::memory}},
-      {"Serial", "OpenMP", "Cuda"}};
+  static const Catalog c{{{"stream_copy",
+                           "z = x",
+                           {"kernel", "deep_copy"},
+                           {1'000'000},
+                           {"float64"},
+                           {"float64", "float32"},
+                           Bound::memory},
+                          {"vector_poly",
+                           "z = a*x^2 + b*y + c",
+                           {"fused", "unfused"},
+                           {1'000'000},
+                           {"float64"},
+                           {"float64", "float32"},
+                           Bound::memory}},
+                         {"Serial", "OpenMP", "Cuda"}};
   return c;
 }
 

@@ -15,11 +15,9 @@ std::size_t threshold() {
 }  // namespace
 
 // libstdc++ frees aligned allocations with free(): posix_memalign matches.
-void* operator new(std::size_t size, std::align_val_t alignment,
-                   const std::nothrow_t&) noexcept {
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   if (threshold() != 0 && size >= threshold()) return nullptr;
   void* p = nullptr;
   const std::size_t align = static_cast<std::size_t>(alignment);
-  return posix_memalign(&p, align < sizeof(void*) ? sizeof(void*) : align, size) == 0 ? p
-                                                                                      : nullptr;
+  return posix_memalign(&p, align < sizeof(void*) ? sizeof(void*) : align, size) == 0 ? p : nullptr;
 }

@@ -53,11 +53,11 @@ void balanced() {
   double sum = 0;
   Kokkos::parallel_reduce(
       "sum", Kokkos::RangePolicy<Host>(0, 100), [=](int i, double& s) { s += a(i); }, sum);
-  Kokkos::parallel_scan(
-      "prefix", Kokkos::RangePolicy<Host>(0, 100), [=](int i, double& s, bool last) {
-        s += a(i);
-        if (last) b(i) = s;
-      });
+  Kokkos::parallel_scan("prefix", Kokkos::RangePolicy<Host>(0, 100),
+                        [=](int i, double& s, bool last) {
+                          s += a(i);
+                          if (last) b(i) = s;
+                        });
   Kokkos::deep_copy(b, a);
   Kokkos::fence("checker_cases: fence");
   std::uint32_t section = 0;
@@ -175,10 +175,7 @@ const std::map<std::string, std::function<void()>> cases = {
        phase("cold/kernel", nullptr);
        phase("kernel", "portalab::work");
      }},
-    {"cold_call_lost",
-     [] {
-       phase("kernel", "portalab::work");
-     }},
+    {"cold_call_lost", [] { phase("kernel", "portalab::work"); }},
 };
 
 }  // namespace

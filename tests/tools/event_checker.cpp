@@ -58,7 +58,7 @@ struct Allocation {
 };
 
 struct ThreadState {
-  int index = 0;                     // in the order threads first raised an event
+  int index = 0;  // in the order threads first raised an event
   long callbacks = 0;
   std::vector<std::string> regions;  // open, innermost last
   std::vector<std::string> copies;   // deep copies begun, not ended
@@ -123,7 +123,8 @@ struct State {
       if (!m.cold_seen) problem(entry + ": repetitions without a cold call (its region lost)");
       for (const auto& name : m.timed)
         if (m.cold_seen && !m.cold.count(name))
-          problem(entry + ": \"" + name + "\" in the repetitions' kernel phase, not in the cold "
+          problem(entry + ": \"" + name +
+                  "\" in the repetitions' kernel phase, not in the cold "
                   "call's: lost while portalab recorded it");
     }
     m = {};
@@ -274,9 +275,9 @@ void kokkosp_pop_profile_region() {
   t.regions.pop_back();
 }
 
-void kokkosp_begin_deep_copy(Kokkos_Profiling_SpaceHandle dst_space, const char* dst,
-                             const void*, Kokkos_Profiling_SpaceHandle src_space,
-                             const char* src, const void*, uint64_t) {
+void kokkosp_begin_deep_copy(Kokkos_Profiling_SpaceHandle dst_space, const char* dst, const void*,
+                             Kokkos_Profiling_SpaceHandle src_space, const char* src, const void*,
+                             uint64_t) {
   const Entered entered;
   State& s = state();
   const std::lock_guard<std::mutex> guard(s.lock);
@@ -296,16 +297,18 @@ void kokkosp_end_deep_copy() {
     t.copies.pop_back();
 }
 
-void kokkosp_allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
-                           const void* ptr, uint64_t size) {
+void kokkosp_allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label, const void* ptr,
+                           uint64_t size) {
   const Entered entered;
   State& s = state();
   const std::lock_guard<std::mutex> guard(s.lock);
   ThreadState& t = s.event("allocate", std::string(label) + "(" + space.name + ")");
   if (!ptr) {
     s.problem("allocation \"" + std::string(label) + "\" (" + space.name + ", " +
-              std::to_string(size) + " bytes) of a null pointer, which a tool keyed on the "
-              "pointer cannot tell from another (" + s.where(t) + ")");
+              std::to_string(size) +
+              " bytes) of a null pointer, which a tool keyed on the "
+              "pointer cannot tell from another (" +
+              s.where(t) + ")");
     return;
   }
   const auto [it, added] = s.allocations.try_emplace({space.name, ptr}, Allocation{size, label});
@@ -317,14 +320,14 @@ void kokkosp_allocate_data(Kokkos_Profiling_SpaceHandle space, const char* label
   }
 }
 
-void kokkosp_deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label,
-                             const void* ptr, uint64_t size) {
+void kokkosp_deallocate_data(Kokkos_Profiling_SpaceHandle space, const char* label, const void* ptr,
+                             uint64_t size) {
   const Entered entered;
   State& s = state();
   const std::lock_guard<std::mutex> guard(s.lock);
   ThreadState& t = s.event("deallocate", "");
-  const std::string what = "deallocation \"" + std::string(label) + "\" of " + pointer(ptr) +
-                           " (" + space.name + ", " + std::to_string(size) + " bytes)";
+  const std::string what = "deallocation \"" + std::string(label) + "\" of " + pointer(ptr) + " (" +
+                           space.name + ", " + std::to_string(size) + " bytes)";
   const auto it = s.allocations.find({space.name, ptr});
   if (it == s.allocations.end()) {
     std::string elsewhere;
