@@ -1,8 +1,8 @@
 #include "db.hpp"
 
-#include "platform/console.hpp"
-#include "platform/interrupt.hpp"
-#include "platform/text.hpp"
+#include "support/console.hpp"
+#include "support/interrupt.hpp"
+#include "support/text.hpp"
 #include "store/store.hpp"
 
 #include <fmt/format.h>

@@ -3,9 +3,9 @@
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
 #include "experiment/experiment.hpp"
-#include "platform/console.hpp"
+#include "support/console.hpp"
 #include "platform/spaces.hpp"
-#include "platform/text.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 
 fmt::print throws when the write fails: a closed stderr (`2>&-`) or a full
 disk behind stdout stopped a run mid-way and lost its files. Every message
-goes through portalab::print_to (miniapp/platform/console.hpp), which never
+goes through portalab::print_to (miniapp/support/console.hpp), which never
 throws, makes stderr text terminal-safe and leaves a failed stdout to be said
 at exit. fmt::print to a std::ostream (the Sink's streams) does not throw.
 """
@@ -21,7 +21,7 @@ for source in sorted(p for folder in ("drivers", "miniapp") for p in (root / fol
             found.append(f"{source.relative_to(root)}:{number}: {line.strip()}")
 if found:
     print("fmt::print to stdout or stderr throws when the write fails: use portalab::print_to "
-          "(miniapp/platform/console.hpp)")
+          "(miniapp/support/console.hpp)")
     print("\n".join(found))
     sys.exit(1)
 print(f"no fmt::print to stdout or stderr in drivers/ and miniapp/ under {root}")

@@ -4,8 +4,8 @@
 #include "experiment/experiment.hpp"
 #include "deck/kokkos_options.hpp"
 #include "platform/spaces.hpp"
-#include "platform/suggest.hpp"
-#include "platform/text.hpp"
+#include "support/suggest.hpp"
+#include "support/text.hpp"
 
 #include <gtest/gtest.h>
 

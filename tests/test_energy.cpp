@@ -1,11 +1,11 @@
-// The energy meters behind their one interface (miniapp/platform/energy.hpp), against
+// The energy meters behind their one interface (miniapp/energy/energy.hpp), against
 // a fake NVML (tests/energy/fake_nvml.cpp, PORTALAB_FAKE_NVML) and a fake
 // powercap folder: no library, no energy counter, a counter that wraps, a
 // throttle reason that flags the row; the rows, files, tables and crossover
 // made from the figures.
 #include "results/analysis.hpp"
 #include "deck/deck.hpp"
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 #include "experiment/experiment.hpp"
 #include "results/result.hpp"
 #include "engine/runner.hpp"

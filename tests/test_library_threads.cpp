@@ -1,12 +1,12 @@
-// Host library calls follow the space that makes them (platform/library_threads.hpp):
+// Host library calls follow the space that makes them (libraries/library_threads.hpp):
 // the library's thread count is observed inside each call, through the
 // profiling region every library call pushes, in every experiment that calls
 // a library; rows record it; the library's own setting comes back.
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
-#include "platform/library_threads.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/library_threads.hpp"
+#include "libraries/library_probe.hpp"
 #include "engine/runner.hpp"
 #include "platform/spaces.hpp"
 
@@ -26,8 +26,8 @@
 
 namespace {
 
-using portalab::kernels::LibraryThreadControl;
-using portalab::kernels::LibraryThreads;
+using portalab::libraries::LibraryThreadControl;
+using portalab::libraries::LibraryThreads;
 
 portalab::RunSummary run_inline(const std::string& text) {
   const auto deck = portalab::parse_deck(text, "inline.toml", portalab::catalog());

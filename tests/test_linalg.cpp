@@ -1,5 +1,5 @@
 // The dense linear-algebra kernels (kernels/gemm.hpp, dot.hpp, factorization.hpp;
-// the vendor calls of platform/vendor_blas.hpp, lapack.hpp) in every enabled
+// the vendor calls of libraries/vendor_blas.hpp, lapack.hpp) in every enabled
 // space against host loops in double, at sizes that are multiples of no tile;
 // singular matrices; what the runner does with the experiments (library
 // field, memory check, bad decks).
@@ -8,9 +8,9 @@
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
-#include "platform/lapack.hpp"
-#include "platform/vendor_blas.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/lapack.hpp"
+#include "libraries/vendor_blas.hpp"
+#include "libraries/library_probe.hpp"
 #include "experiment/matrix_check.hpp"
 #include "engine/runner.hpp"
 #include "spaces_types.hpp"
@@ -76,7 +76,7 @@ TYPED_TEST(Linalg, GemmTiledAndVendorMatchTheProductAtAwkwardShapes) {
       Kokkos::deep_copy(tiled, T(-99));  // every element must be written
       Space exec;
       portalab::kernels::gemm_tiled(exec, a, b, tiled);
-      portalab::kernels::vendor_gemm(exec, a, b, vendor);
+      portalab::libraries::vendor_gemm(exec, a, b, vendor);
       exec.fence();
       auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
       auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
@@ -163,7 +163,7 @@ TYPED_TEST(Linalg, DotAccumulatesInTheResultsType) {
   portalab::kernels::Paths paths;
   portalab::kernels::dot_reduce(exec, paths, x, y, in_float);
   portalab::kernels::dot_reduce(exec, paths, x, y, in_double);
-  portalab::kernels::vendor_dot(exec, x, y, vendor);
+  portalab::libraries::vendor_dot(exec, x, y, vendor);
   exec.fence();
   float f = 0, v = 0;
   double d = 0;
@@ -258,9 +258,9 @@ TYPED_TEST(Linalg, DeterminantSignAndLogFromPivotedLu) {
     auto a = TestFixture::template matrix<double>(c.n, c.n, c.columns);
     typename TestFixture::Pivots ipiv("ipiv", c.n);
     Kokkos::View<double*, typename TestFixture::Device> summary("s", 3);
-    portalab::kernels::LapackWorkspace<Space, double> ws;
+    portalab::libraries::LapackWorkspace<Space, double> ws;
     Space exec;
-    portalab::kernels::getrf(exec, a, ipiv, ws);
+    portalab::libraries::getrf(exec, a, ipiv, ws);
     portalab::kernels::lu_summary(exec, a, ipiv, summary);
     exec.fence();
     const auto s = TestFixture::summary_of(summary);
@@ -280,14 +280,14 @@ TYPED_TEST(Linalg, SingularMatrixIsReportedNotNaN) {
     auto a = TestFixture::template matrix<float>(4, 4, columns);
     typename TestFixture::Pivots ipiv("ipiv", 4);
     Kokkos::View<double*, typename TestFixture::Device> summary("s", 3);
-    portalab::kernels::LapackWorkspace<Space, float> ws;
+    portalab::libraries::LapackWorkspace<Space, float> ws;
     Space exec;
     if (through_gesv) {
       typename TestFixture::template Matrix<float> b("b", 4, 1);
       Kokkos::deep_copy(b, 1.0f);
       KokkosLapack::gesv(exec, a, b, ipiv);
     } else {
-      portalab::kernels::getrf(exec, a, ipiv, ws);
+      portalab::libraries::getrf(exec, a, ipiv, ws);
     }
     portalab::kernels::lu_summary(exec, a, ipiv, summary);
     exec.fence();
@@ -310,12 +310,12 @@ TYPED_TEST(Linalg, QrFactorsReproduceTheMatrix) {
     auto a = TestFixture::template random<double>(n, n, 3);
     typename TestFixture::template Matrix<double> q("q", n, n), r("r", n, n);
     Kokkos::View<double*, typename TestFixture::Device> tau("tau", n);
-    portalab::kernels::LapackWorkspace<Space, double> ws;
+    portalab::libraries::LapackWorkspace<Space, double> ws;
     Space exec;
     Kokkos::deep_copy(exec, q, a);
-    portalab::kernels::geqrf(exec, q, tau, ws);
+    portalab::libraries::geqrf(exec, q, tau, ws);
     portalab::kernels::upper_triangle(exec, q, r);
-    portalab::kernels::orgqr(exec, q, tau, ws);
+    portalab::libraries::orgqr(exec, q, tau, ws);
     exec.fence();
     auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
     auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q);

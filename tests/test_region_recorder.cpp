@@ -3,7 +3,7 @@
 // thread, nested recorders included, and have their push callback back after.
 // While a tool is loaded, concurrent host instances take turns on one thread.
 #include "platform/instances.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/library_probe.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>

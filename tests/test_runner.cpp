@@ -3,7 +3,7 @@
 // (from summary.failed) is non-zero.
 #include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
-#include "platform/vendor.hpp"
+#include "libraries/vendor.hpp"
 #include "platform/spaces.hpp"
 #include "results/provenance.hpp"
 #include "engine/runner.hpp"
@@ -53,7 +53,7 @@ class Unserved {
         Variant<Unserved>{.name = "portable", .run = &Unserved::copy},
         Variant<Unserved>{.name = "vendor",
                           .run = &Unserved::copy,
-                          .missing_library = &kernels::why_no_vendor<Space, T>},
+                          .missing_library = &libraries::why_no_vendor<Space, T>},
     };
   }
   void copy(RunState<Space>& s) { Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device()); }

@@ -1,11 +1,11 @@
 #include "deck/deck.hpp"
 
 #include "deck/deck_search.hpp"
-#include "platform/files.hpp"
-#include "platform/hash.hpp"
+#include "support/files.hpp"
+#include "support/hash.hpp"
 #include "platform/space_names.hpp"
-#include "platform/suggest.hpp"
-#include "platform/text.hpp"
+#include "support/suggest.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,8 +1,8 @@
 #include "deck/deck_search.hpp"
 
 #include "deck/deck.hpp"
-#include "platform/files.hpp"
-#include "platform/text.hpp"
+#include "support/files.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,8 +1,8 @@
 #include "deck/kokkos_options.hpp"
 
 #include "deck/deck.hpp"  // InputError
-#include "platform/suggest.hpp"
-#include "platform/text.hpp"
+#include "support/suggest.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -2,8 +2,8 @@
 
 #include "deck/deck.hpp"
 #include "limits/calibrate.hpp"
-#include "platform/console.hpp"
-#include "platform/files.hpp"
+#include "support/console.hpp"
+#include "support/files.hpp"
 #include "platform/spaces.hpp"
 #include "ranks/comm.hpp"
 #include "results/provenance.hpp"

@@ -4,7 +4,7 @@
 // samples (finish_row).
 #pragma once
 
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 #include "results/result.hpp"
 
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/memory.hpp"
 #include "platform/spaces.hpp"
-#include "platform/text.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 

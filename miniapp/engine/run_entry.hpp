@@ -7,7 +7,7 @@
 #include "engine/expand.hpp"
 #include "engine/session.hpp"
 #include "limits/calibrate.hpp"
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 #include "results/result.hpp"
 
 #include <nlohmann/json.hpp>

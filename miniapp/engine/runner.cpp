@@ -4,8 +4,8 @@
 #include "experiment/experiment.hpp"
 #include "limits/calibrate.hpp"
 #include "limits/compare.hpp"
-#include "platform/console.hpp"
-#include "platform/interrupt.hpp"
+#include "support/console.hpp"
+#include "support/interrupt.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
 

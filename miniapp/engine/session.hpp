@@ -13,7 +13,7 @@
 
 #include "deck/deck.hpp"
 #include "limits/calibrate.hpp"
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "engine/sink.hpp"
 
 #include "engine/dry_run.hpp"
-#include "platform/interrupt.hpp"
+#include "support/interrupt.hpp"
 #include "results/analysis.hpp"
 
 #include <fmt/format.h>

@@ -25,7 +25,7 @@
 #include "experiment/mirrored.hpp"
 #include "experiment/run_state.hpp"
 #include "platform/spaces.hpp"
-#include "platform/library_threads.hpp"
+#include "libraries/library_threads.hpp"
 
 #include <array>
 #include <cstddef>
@@ -73,7 +73,7 @@ struct Variant {
   std::string (Exp::*show)() const = nullptr;                // values to print after the check
   Work (*work)(std::size_t n, const Parameters&) = nullptr;  // its own; else Exp::work
   // The library it must have, as a fact of the build: why none serves Space
-  // for this type, "" when one does (kernels::why_no_vendor<Space, T>). Where
+  // for this type, "" when one does (libraries::why_no_vendor<Space, T>). Where
   // it says why, the variant is not applicable, with that reason.
   std::string (*missing_library)() = nullptr;
   // The limit its rate is held to, when not the experiment's (both ways of
@@ -173,7 +173,7 @@ class CaseImpl final : public Case {
     const auto& variant = table()[v];
     RunState<Space> state(m_ctx.exec(), m_pool, variant.instances, policy, record);
     // Host BLAS/LAPACK calls, Kokkos Kernels' included, on the space's threads.
-    const kernels::LibraryThreads<Space> threads(m_ctx.exec());
+    const libraries::LibraryThreads<Space> threads(m_ctx.exec());
     (m_exp.*variant.run)(state);
     record.path = state.paths().names();
   }

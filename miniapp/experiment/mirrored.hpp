@@ -5,7 +5,7 @@
 #include "platform/arrays.hpp"
 #include "ranks/comm.hpp"
 #include "deck/copy_mode.hpp"
-#include "platform/hash.hpp"
+#include "support/hash.hpp"
 #include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>

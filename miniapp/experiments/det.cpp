@@ -1,11 +1,11 @@
 // Determinant (lab 002: 512 float32, first call against warm calls): LU with
 // partial pivoting through Kokkos Kernels' gesv (LAPACK or cuSOLVER under it)
-// or the vendor getrf called directly (platform/lapack.hpp); then sign and
+// or the vendor getrf called directly (libraries/lapack.hpp); then sign and
 // log|det| from U's diagonal and the pivots, which cannot overflow. A singular
 // matrix gives sign 0 and log|det| = −inf, reported as such.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "platform/lapack.hpp"
+#include "libraries/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>
@@ -30,10 +30,10 @@ class Det {
     return std::array{
         Variant<Det>{.name = "kokkos_kernels",
                      .run = &Det::kokkos_kernels,
-                     .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
+                     .missing_library = &libraries::why_no_kokkos_kernels_gesv<Space, T>},
         Variant<Det>{.name = "vendor",
                      .run = &Det::vendor,
-                     .missing_library = &kernels::why_no_vendor<Space, T>},
+                     .missing_library = &libraries::why_no_vendor<Space, T>},
     };
   }
 
@@ -49,7 +49,7 @@ class Det {
   void vendor(RunState<Space>& s) {
     const Space& exec = s.exec();
     Kokkos::deep_copy(exec, m_lu, m_a.device());
-    kernels::getrf(exec, m_lu, m_ipiv, m_workspace);
+    libraries::getrf(exec, m_lu, m_ipiv, m_workspace);
     kernels::lu_summary(exec, m_lu, m_ipiv, m_summary.device());
   }
 
@@ -120,7 +120,7 @@ class Det {
   Kokkos::View<T**, Kokkos::LayoutLeft, Device> m_lu;
   Kokkos::View<int*, Kokkos::LayoutLeft, Device> m_ipiv;
   Kokkos::View<T**, Kokkos::LayoutLeft, Device> m_rhs;
-  kernels::LapackWorkspace<Space, T> m_workspace;
+  libraries::LapackWorkspace<Space, T> m_workspace;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Det, double, float>({

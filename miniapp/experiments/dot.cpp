@@ -4,7 +4,7 @@
 // in T or in float64.
 #include "experiment/experiment.hpp"
 #include "kernels/dot.hpp"
-#include "platform/vendor_blas.hpp"
+#include "libraries/vendor_blas.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas1_dot.hpp>
@@ -29,7 +29,7 @@ class Dot {
         Variant<Dot>{.name = "kokkos_kernels", .run = &Dot::kokkos_kernels},
         Variant<Dot>{.name = "vendor",
                      .run = &Dot::vendor,
-                     .missing_library = &kernels::why_no_vendor<Space, T>},
+                     .missing_library = &libraries::why_no_vendor<Space, T>},
         Variant<Dot>{.name = "native", .run = &Dot::native},
         Variant<Dot>{.name = "native_acc64",
                      .run = &Dot::native_acc64,
@@ -41,7 +41,7 @@ class Dot {
     KokkosBlas::dot(s.exec(), result(), m_x.device(), m_y.device());
   }
   void vendor(RunState<Space>& s) {
-    kernels::vendor_dot(s.exec(), m_x.device(), m_y.device(), result());
+    libraries::vendor_dot(s.exec(), m_x.device(), m_y.device(), result());
   }
   void native(RunState<Space>& s) {
     kernels::dot_reduce(s.exec(), s.paths(), m_x.device(), m_y.device(), result());

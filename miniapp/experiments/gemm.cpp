@@ -4,7 +4,7 @@
 // the host) to show what the Kokkos Kernels layer costs.
 #include "experiment/experiment.hpp"
 #include "kernels/gemm.hpp"
-#include "platform/vendor_blas.hpp"
+#include "libraries/vendor_blas.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
@@ -27,7 +27,7 @@ class Gemm {
         Variant<Gemm>{.name = "native", .run = &Gemm::native},
         Variant<Gemm>{.name = "vendor",
                       .run = &Gemm::vendor,
-                      .missing_library = &kernels::why_no_vendor<Space, T>},
+                      .missing_library = &libraries::why_no_vendor<Space, T>},
     };
   }
 
@@ -38,7 +38,7 @@ class Gemm {
     kernels::gemm_tiled(s.exec(), m_a.device(), m_b.device(), m_c.device());
   }
   void vendor(RunState<Space>& s) {
-    kernels::vendor_gemm(s.exec(), m_a.device(), m_b.device(), m_c.device());
+    libraries::vendor_gemm(s.exec(), m_a.device(), m_b.device(), m_c.device());
   }
 
   // Each checked column of C against A·B(:,j) in double; an element's error

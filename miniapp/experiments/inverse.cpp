@@ -1,9 +1,9 @@
 // Matrix inverse (lab 002: 6000 float32) through the LU factors, solving
 // A·X = I: Kokkos Kernels' gesv, or the vendor getrf + getrs called directly
-// (platform/lapack.hpp). A singular A has no inverse and is reported as such.
+// (libraries/lapack.hpp). A singular A has no inverse and is reported as such.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "platform/lapack.hpp"
+#include "libraries/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <KokkosLapack_gesv.hpp>
@@ -22,10 +22,10 @@ class Inverse {
     return std::array{
         Variant<Inverse>{.name = "kokkos_kernels",
                          .run = &Inverse::kokkos_kernels,
-                         .missing_library = &kernels::why_no_kokkos_kernels_gesv<Space, T>},
+                         .missing_library = &libraries::why_no_kokkos_kernels_gesv<Space, T>},
         Variant<Inverse>{.name = "vendor",
                          .run = &Inverse::vendor,
-                         .missing_library = &kernels::why_no_vendor<Space, T>},
+                         .missing_library = &libraries::why_no_vendor<Space, T>},
     };
   }
 
@@ -58,7 +58,7 @@ class Inverse {
 
  private:
   Mirrored<T**, Space, Kokkos::LayoutLeft> m_a, m_x;
-  kernels::LuInverse<Space, T> m_factors;
+  libraries::LuInverse<Space, T> m_factors;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Inverse, double, float>({

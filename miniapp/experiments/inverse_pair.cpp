@@ -9,7 +9,7 @@
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "kernels/factorization.hpp"
-#include "platform/lapack.hpp"
+#include "libraries/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 #include "results/result.hpp"  // relate's rows
 
@@ -24,17 +24,17 @@ class InversePair {
   InversePair(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_a{{{ctx, "A1", In{-1.0, 1.0}, n, n}, {ctx, "A2", In{-1.0, 1.0}, n, n}}},
         m_x{{{ctx, "A1inv", Out{}, n, n}, {ctx, "A2inv", Out{}, n, n}}},
-        m_solve{{kernels::LuInverse<Space, T>(n), kernels::LuInverse<Space, T>(n)}} {}
+        m_solve{{libraries::LuInverse<Space, T>(n), libraries::LuInverse<Space, T>(n)}} {}
 
   static auto variants() {
     return std::array{
         Variant<InversePair>{.name = "sequential",
                              .run = &InversePair::sequential,
-                             .missing_library = &kernels::why_no_vendor<Space, T>},
+                             .missing_library = &libraries::why_no_vendor<Space, T>},
         Variant<InversePair>{.name = "concurrent",
                              .run = &InversePair::concurrent,
                              .instances = 2,
-                             .missing_library = &kernels::why_no_vendor<Space, T>},
+                             .missing_library = &libraries::why_no_vendor<Space, T>},
     };
   }
 
@@ -75,7 +75,7 @@ class InversePair {
 
  private:
   std::array<Mirrored<T**, Space, Kokkos::LayoutLeft>, 2> m_a, m_x;
-  std::array<kernels::LuInverse<Space, T>, 2> m_solve;
+  std::array<libraries::LuInverse<Space, T>, 2> m_solve;
 };
 
 // overlap on the concurrent row, from the sequential row of the same case.

@@ -1,9 +1,9 @@
 // Householder QR (lab 002: 512, and a 64..2048 sweep): Kokkos Kernels 4.6 has
 // none, so through portalab's own dispatch to the vendor LAPACK
-// (platform/lapack.hpp): geqrf then orgqr, cuSOLVER on Cuda, LAPACKE on the host.
+// (libraries/lapack.hpp): geqrf then orgqr, cuSOLVER on Cuda, LAPACKE on the host.
 #include "experiment/experiment.hpp"
 #include "kernels/factorization.hpp"
-#include "platform/lapack.hpp"
+#include "libraries/lapack.hpp"
 #include "experiment/matrix_check.hpp"
 
 #include <fmt/format.h>
@@ -25,16 +25,16 @@ class Qr {
   static auto variants() {
     return std::array{Variant<Qr>{.name = "vendor",
                                   .run = &Qr::vendor,
-                                  .missing_library = &kernels::why_no_vendor<Space, T>}};
+                                  .missing_library = &libraries::why_no_vendor<Space, T>}};
   }
 
   void vendor(RunState<Space>& s) {
     const Space& exec = s.exec();
     const auto& Q = m_q.device();
     Kokkos::deep_copy(exec, Q, m_a.device());  // factored in place, into Q
-    kernels::geqrf(exec, Q, m_tau, m_workspace);
+    libraries::geqrf(exec, Q, m_tau, m_workspace);
     kernels::upper_triangle(exec, Q, m_r.device());
-    kernels::orgqr(exec, Q, m_tau, m_workspace);
+    libraries::orgqr(exec, Q, m_tau, m_workspace);
   }
 
   // ‖A − Q·R‖₁ / ‖A‖₁ and ‖QᵀQ − I‖₁, each within 30·n·eps (LAPACK's xQRT01).
@@ -80,12 +80,12 @@ class Qr {
  private:
   Mirrored<T**, Space, Kokkos::LayoutLeft> m_a, m_q, m_r;
   Kokkos::View<T*, Device> m_tau;
-  kernels::LapackWorkspace<Space, T> m_workspace;
+  libraries::LapackWorkspace<Space, T> m_workspace;
 };
 
 [[maybe_unused]] const bool registered = register_experiment<Qr, double, float>({
     .name = "qr",
-    .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through platform/lapack.hpp",
+    .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through libraries/lapack.hpp",
     .default_sizes = {512},
     .default_dtypes = {"float32"},
     .bound = Bound::compute,

@@ -3,13 +3,13 @@
 #include "platform/arrays.hpp"
 #include "deck/deck.hpp"
 #include "experiment/dtype.hpp"
-#include "platform/host_blas.hpp"
+#include "libraries/host_blas.hpp"
 #include "kernels/dot.hpp"
-#include "platform/library_threads.hpp"
+#include "libraries/library_threads.hpp"
 #include "kernels/stream.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/library_probe.hpp"
 #include "platform/memory.hpp"
-#include "platform/text.hpp"
+#include "support/text.hpp"
 #include "results/result.hpp"
 #include "platform/spaces.hpp"
 #include "platform/timing.hpp"
@@ -428,7 +428,7 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
   Kokkos::deep_copy(exec, b, T(0.5));
   auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
   // The host BLAS on the space's threads, as in a run (Serial: one).
-  const kernels::LibraryThreads threads(exec);
+  const libraries::LibraryThreads threads(exec);
   {
     // Untimed first call: which library served it, from its profiling region
     // (recording may add fences, so it stays out of the timing).

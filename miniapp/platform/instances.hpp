@@ -4,8 +4,8 @@
 // never by a global Kokkos::fence().
 #pragma once
 
-#include "platform/library_threads.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/library_threads.hpp"
+#include "libraries/library_probe.hpp"
 #include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -162,7 +162,7 @@ InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work)
   if constexpr (is_host_space_v<Space>) {
     if (count == 1 || host_instances_in_turn()) {
       for (std::size_t i = 0; i < count; ++i) {
-        const kernels::LibraryThreads<Space> library(instances[i]);
+        const libraries::LibraryThreads<Space> library(instances[i]);
         work(i, instances[i]);
         finish(i);
       }
@@ -171,7 +171,7 @@ InstanceTimes run_concurrently(const std::vector<Space>& instances, Work&& work)
     for (std::size_t i = 0; i < count; ++i)
       threads.emplace_back([&, i] {
         try {
-          const kernels::LibraryThreads<Space> library(instances[i]);
+          const libraries::LibraryThreads<Space> library(instances[i]);
           work(i, instances[i]);
           finish(i);
         } catch (...) {

@@ -1,6 +1,6 @@
 #include "ranks/comm.hpp"
 
-#include "platform/console.hpp"
+#include "support/console.hpp"
 #include "ranks/startup.hpp"
 #include "ranks/watchdog.hpp"
 

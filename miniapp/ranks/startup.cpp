@@ -1,8 +1,8 @@
 #include "ranks/startup.hpp"
 
 #include "deck/deck.hpp"
-#include "platform/console.hpp"
-#include "platform/hash.hpp"
+#include "support/console.hpp"
+#include "support/hash.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
 

@@ -5,9 +5,9 @@
 #include "results/build_info.hpp"
 #include "deck/deck.hpp"
 #include "deck/kokkos_options.hpp"
-#include "platform/host_blas.hpp"
-#include "platform/library_threads.hpp"
-#include "platform/library_probe.hpp"
+#include "libraries/host_blas.hpp"
+#include "libraries/library_threads.hpp"
+#include "libraries/library_probe.hpp"
 #include "platform/memory.hpp"
 #include "platform/spaces.hpp"
 
@@ -210,10 +210,10 @@ nlohmann::json collect_provenance(const Deck* deck, const std::vector<std::strin
         {"hardware_threads", std::thread::hardware_concurrency()},
         {"host_space_threads", Kokkos::DefaultHostExecutionSpace().concurrency()},
         // The host BLAS and LAPACK as rows name them, and how their thread
-        // count follows each space (platform/library_threads.hpp).
+        // count follows each space (libraries/library_threads.hpp).
         {"blas", vendor_library("BLAS")},
         {"lapack", vendor_library("LAPACK")},
-        {"blas_threads", kernels::LibraryThreadControl::instance().describe()},
+        {"blas_threads", libraries::LibraryThreadControl::instance().describe()},
         // The kernels the BLAS chose at run time, and a warning where they
         // are narrower than the CPU's vectors.
         {"blas_kernels", to_json(host_blas_kernels())},

@@ -1,7 +1,7 @@
 #include "results/result.hpp"
 
 #include "experiment/experiment.hpp"
-#include "platform/host_blas.hpp"
+#include "libraries/host_blas.hpp"
 #include "platform/spaces.hpp"
 
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 #include "deck/catalog.hpp"
 #include "experiment/check.hpp"
 #include "deck/copy_mode.hpp"
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 
 #include <nlohmann/json.hpp>
 

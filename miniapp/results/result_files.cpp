@@ -1,6 +1,6 @@
 #include "results/result_files.hpp"
 
-#include "platform/text.hpp"
+#include "support/text.hpp"
 #include "results/schema_version.hpp"
 
 #include <fmt/chrono.h>

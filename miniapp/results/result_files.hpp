@@ -14,11 +14,11 @@
 //                  (scripts/portalab_results.py reads it so).
 //
 // Every file is created anew in the folder, never written through a link
-// (platform/files.hpp). The files of an earlier run found there, finished or
+// (support/files.hpp). The files of an earlier run found there, finished or
 // not, are kept: moved into previous-<time of its last write, UTC>/ there.
 #pragma once
 
-#include "platform/files.hpp"
+#include "support/files.hpp"
 #include "results/result.hpp"
 
 #include <nlohmann/json.hpp>

@@ -2,9 +2,9 @@
 #include "store/store.hpp"
 
 #include "deck/deck.hpp"
-#include "platform/files.hpp"
-#include "platform/hash.hpp"
-#include "platform/interrupt.hpp"
+#include "support/files.hpp"
+#include "support/hash.hpp"
+#include "support/interrupt.hpp"
 #include "platform/space_names.hpp"
 #include "results/schema_version.hpp"
 
@@ -730,7 +730,7 @@ namespace {
 
 // A store to write is never reached through a link, nor its journal: a link
 // planted at either in a shared folder would make the import write into
-// another file (platform/files.hpp says what is there instead).
+// another file (support/files.hpp says what is there instead).
 void check_store_names(const std::string& path) {
   try {
     for (const char* suffix : {"", "-journal", "-wal", "-shm"})

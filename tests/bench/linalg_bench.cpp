@@ -8,8 +8,8 @@
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
-#include "platform/lapack.hpp"
-#include "platform/vendor_blas.hpp"
+#include "libraries/lapack.hpp"
+#include "libraries/vendor_blas.hpp"
 #include "platform/spaces.hpp"
 
 #include <KokkosBlas1_dot.hpp>
@@ -78,7 +78,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
     KokkosBlas::gemm(e, "N", "N", T(1), a, b, T(0), c);
   });
   gemm("vendor", [](const Space& e, const auto& a, const auto& b, const auto& c) {
-    portalab::kernels::vendor_gemm(e, a, b, c);
+    portalab::libraries::vendor_gemm(e, a, b, c);
   });
   gemm("native", [](const Space& e, const auto& a, const auto& b, const auto& c) {
     portalab::kernels::gemm_tiled(e, a, b, c);
@@ -127,7 +127,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
   dot("kokkos_kernels", [](const Space& e, const auto& x, const auto& y, const auto& r,
                            const auto&) { KokkosBlas::dot(e, r, x, y); });
   dot("vendor", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
-    portalab::kernels::vendor_dot(e, x, y, r);
+    portalab::libraries::vendor_dot(e, x, y, r);
   });
   // portalab's dot on the plain paths (vector sums: no calibration).
   dot("native", [](const Space& e, const auto& x, const auto& y, const auto& r, const auto&) {
@@ -150,7 +150,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
       ->Unit(benchmark::kMillisecond);
 
   // LU as det runs it (copy, factor, summary) through Kokkos Kernels' gesv
-  // and portalab's getrf; QR through platform/lapack.hpp.
+  // and portalab's getrf; QR through libraries/lapack.hpp.
   auto lapack = [&](const char* name, double flops_per_n3, auto call) {
     auto* b = benchmark::RegisterBenchmark(
         (std::string(name) + suffix).c_str(), [=](benchmark::State& s) {
@@ -164,7 +164,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
           Kokkos::View<T*, Kokkos::Device<Space, typename Space::memory_space>> tau("tau", n);
           Kokkos::View<double*, Kokkos::Device<Space, typename Space::memory_space>> summary("s",
                                                                                              3);
-          portalab::kernels::LapackWorkspace<Space, T> ws;
+          portalab::libraries::LapackWorkspace<Space, T> ws;
           fenced(s, exec, flops_per_n3 * n * n * n, 3.0 * sizeof(T) * n * n, [&] {
             Kokkos::deep_copy(exec, work, a);
             call(exec, work, rhs, ipiv, tau, summary, ws);
@@ -181,13 +181,13 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
          });
   lapack("det_vendor", 2.0 / 3.0,
          [](const Space& e, auto& w, auto&, auto& ipiv, auto&, auto& summary, auto& ws) {
-           portalab::kernels::getrf(e, w, ipiv, ws);
+           portalab::libraries::getrf(e, w, ipiv, ws);
            portalab::kernels::lu_summary(e, w, ipiv, summary);
          });
   lapack("qr_vendor", 4.0 / 3.0,
          [](const Space& e, auto& w, auto&, auto&, auto& tau, auto&, auto& ws) {
-           portalab::kernels::geqrf(e, w, tau, ws);
-           portalab::kernels::orgqr(e, w, tau, ws);
+           portalab::libraries::geqrf(e, w, tau, ws);
+           portalab::libraries::orgqr(e, w, tau, ws);
          });
 #if defined(KOKKOS_ENABLE_CUDA)
   // The same calls on a bare cuSOLVER handle with its workspace allocated

@@ -1,5 +1,5 @@
 // A stand-in for the driver's libnvidia-ml.so.1, for the tests of
-// miniapp/platform/energy.cpp (loaded through PORTALAB_NVML_LIBRARY): the few NVML
+// miniapp/energy/energy.cpp (loaded through PORTALAB_NVML_LIBRARY): the few NVML
 // calls portalab makes, with nvml.h's signatures, answering from variables
 // read at each call:
 //   FAKE_NVML_UUID     the device's UUID (default GPU-fake)

@@ -35,7 +35,7 @@ inline const Catalog& fuzz_catalog() {
   std::abort();
 }
 
-// Every message shows untrusted text quoted and cut (platform/text.hpp): no
+// Every message shows untrusted text quoted and cut (support/text.hpp): no
 // control byte of the input reaches a terminal, no value is echoed whole.
 inline void check_message(std::string_view m) {
   for (const char c : m)

@@ -1,4 +1,4 @@
-#include "platform/text.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 

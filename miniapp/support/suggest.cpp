@@ -1,4 +1,4 @@
-#include "platform/suggest.hpp"
+#include "support/suggest.hpp"
 
 #include <fmt/format.h>
 

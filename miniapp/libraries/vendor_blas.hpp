@@ -1,9 +1,9 @@
 // gemm and dot called directly in the vendor library that serves the space
-// (platform/vendor.hpp): what Kokkos Kernels' layer is measured against.
+// (libraries/vendor.hpp): what Kokkos Kernels' layer is measured against.
 #pragma once
 
-#include "platform/library_threads.hpp"
-#include "platform/vendor.hpp"
+#include "libraries/library_threads.hpp"
+#include "libraries/vendor.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <type_traits>
 
-namespace portalab::kernels {
+namespace portalab::libraries {
 namespace detail {
 
 // The routines of each library by element type. Forwarding functions, not
@@ -141,4 +141,4 @@ void vendor_dot(const Exec& exec, const X& x, const Y& y, const R& result) {
   }
 }
 
-}  // namespace portalab::kernels
+}  // namespace portalab::libraries

@@ -1,4 +1,4 @@
-#include "platform/host_blas.hpp"
+#include "libraries/host_blas.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <string>
 
-namespace portalab::kernels {
+namespace portalab::libraries {
 
 // How this process's host BLAS counts its threads, found once.
 class LibraryThreadControl {
@@ -200,4 +200,4 @@ class LibraryThreads {
   LibraryThreadControl::Saved m_saved;
 };
 
-}  // namespace portalab::kernels
+}  // namespace portalab::libraries

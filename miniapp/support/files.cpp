@@ -1,6 +1,6 @@
-#include "platform/files.hpp"
+#include "support/files.hpp"
 
-#include "platform/text.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 

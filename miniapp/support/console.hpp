@@ -19,7 +19,7 @@ void keep_standard_streams_open();
 
 // Writes text to a stream and never throws. A failure of stdout stays on
 // the stream (ferror) for exit_code_after_output; one of stderr is dropped.
-// What goes to stderr is made terminal_safe (platform/text.hpp) on the way.
+// What goes to stderr is made terminal_safe (support/text.hpp) on the way.
 void write_to(std::FILE* stream, std::string_view text);
 
 // fmt::print that never throws: every message of portalab goes through it.

@@ -1,6 +1,6 @@
-#include "platform/console.hpp"
+#include "support/console.hpp"
 
-#include "platform/text.hpp"
+#include "support/text.hpp"
 
 #include <cerrno>
 #include <cstring>

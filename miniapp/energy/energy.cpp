@@ -1,4 +1,4 @@
-#include "platform/energy.hpp"
+#include "energy/energy.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

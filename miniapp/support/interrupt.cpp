@@ -1,4 +1,4 @@
-#include "platform/interrupt.hpp"
+#include "support/interrupt.hpp"
 
 #include <csignal>
 #include <cstring>

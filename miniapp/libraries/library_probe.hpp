@@ -3,7 +3,7 @@
 // portalab's own vendor calls ("portalab::getrf[TPL_cuSOLVER,float]") push.
 #pragma once
 
-#include "platform/library_threads.hpp"
+#include "libraries/library_threads.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -22,7 +22,7 @@ namespace portalab {
 // Records the regions pushed while it lives, from any thread, through Kokkos
 // Tools' push-region callback; inside each library call's region ("[TPL_"),
 // also the thread count the host BLAS/LAPACK runs that call with
-// (platform/library_threads.hpp).
+// (libraries/library_threads.hpp).
 //
 // A tool the user loaded (KOKKOS_TOOLS_LIBS, --kokkos-tools-libs) keeps every
 // event: Kokkos 4.6 holds one set of callbacks and offers no second listener,
@@ -111,7 +111,7 @@ class RegionRecorder {
     {
       const std::lock_guard<std::mutex> guard(lock());
       const bool library = std::string_view(name).find("[TPL_") != std::string_view::npos;
-      const int threads = library ? kernels::LibraryThreadControl::instance().current() : 0;
+      const int threads = library ? libraries::LibraryThreadControl::instance().current() : 0;
       for (RegionRecorder* r : active()) {
         r->m_regions.emplace_back(name);
         if (library) r->m_calls.push_back({name, threads});

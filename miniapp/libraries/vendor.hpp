@@ -19,7 +19,7 @@
 #include <cusolverDn.h>
 #endif
 
-namespace portalab::kernels {
+namespace portalab::libraries {
 
 enum class DenseVendor {
   none,  // no vendor library: portable kernels only
@@ -76,9 +76,9 @@ inline void vendor_check(int status, const char* call, const char* file, int lin
 }  // namespace detail
 
 #define PORTALAB_CUBLAS_CHECK(call) \
-  ::portalab::kernels::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
+  ::portalab::libraries::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
 #define PORTALAB_CUSOLVER_CHECK(call) \
-  ::portalab::kernels::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
+  ::portalab::libraries::detail::vendor_check(static_cast<int>(call), #call, __FILE__, __LINE__)
 
 // One handle per stream and library, made on the stream's first use (the cold
 // call pays for it, as a Python user's first call does) and destroyed when
@@ -162,4 +162,4 @@ inline int vendor_int(std::size_t n, const char* what) {
   return static_cast<int>(n);
 }
 
-}  // namespace portalab::kernels
+}  // namespace portalab::libraries

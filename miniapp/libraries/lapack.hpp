@@ -1,12 +1,12 @@
 // LU and QR factorisations through the vendor LAPACK that serves the space
-// (platform/vendor.hpp): LAPACKE on the host, cuSOLVER on the instance's
+// (libraries/vendor.hpp): LAPACKE on the host, cuSOLVER on the instance's
 // stream on Cuda. Kokkos Kernels 4.6 has gesv but no getrf alone and no QR.
 // Matrices are column-major (LayoutLeft), pivots 1-based as LAPACK's.
 #pragma once
 
 #include "kernels/factorization.hpp"
-#include "platform/library_threads.hpp"
-#include "platform/vendor.hpp"
+#include "libraries/library_threads.hpp"
+#include "libraries/vendor.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_config.h>
@@ -19,7 +19,7 @@
 #include <string>
 #include <type_traits>
 
-namespace portalab::kernels {
+namespace portalab::libraries {
 
 static_assert(sizeof(lapack_int) == sizeof(int), "LAPACKE with 32-bit integers (LP64)");
 
@@ -301,10 +301,10 @@ struct LuInverse {
   template <class AM, class XM>
   void invert(const Exec& exec, const AM& A, const XM& X) {
     Kokkos::deep_copy(exec, lu, A);
-    set_identity(exec, X);
+    kernels::set_identity(exec, X);
     getrf(exec, lu, ipiv, workspace);
     getrs(exec, lu, ipiv, X, workspace);
-    lu_summary(exec, lu, ipiv, summary);
+    kernels::lu_summary(exec, lu, ipiv, summary);
   }
 
   Kokkos::View<T**, Kokkos::LayoutLeft, Device> lu;
@@ -313,4 +313,4 @@ struct LuInverse {
   LapackWorkspace<Exec, T> workspace;
 };
 
-}  // namespace portalab::kernels
+}  // namespace portalab::libraries
