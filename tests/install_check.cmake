@@ -46,10 +46,10 @@ else()
 endif()
 
 foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inputs/default.toml
-          share/portalab/scripts/plot.py share/portalab/scripts/portalab_results.py
-          share/portalab/scripts/report.py share/portalab/scripts/report.html.j2
-          share/portalab/scripts/profile.sh share/portalab/scripts/nsys_env.sh
-          share/portalab/scripts/nsys_sqlite.py share/portalab/scripts/timeline.py
+          share/portalab/scripts/plot.py share/portalab/scripts/portalab/results.py
+          share/portalab/scripts/report.py share/portalab/scripts/portalab/report.html.j2
+          share/portalab/scripts/dev/profile.sh share/portalab/scripts/dev/nsys_env.sh
+          share/portalab/scripts/portalab/nsys_sqlite.py share/portalab/scripts/timeline.py
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md
           share/portalab/scripts/slurm/submit.sh share/portalab/scripts/slurm/run_deck.sbatch
           share/portalab/scripts/validate.py share/portalab/schema/results.schema.json
@@ -136,13 +136,11 @@ else()
   message(STATUS "${PYTHON} lacks matplotlib or jinja2: the installed report.py is not run")
 endif()
 
-# Every installed script answers --help; modules and sourced files are not
-# scripts.
-file(GLOB scripts ${prefix}/share/portalab/scripts/*.py ${prefix}/share/portalab/scripts/*.sh
-     ${prefix}/share/portalab/scripts/slurm/submit.sh)
-list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/portalab_results.py
-     ${prefix}/share/portalab/scripts/nsys_sqlite.py ${prefix}/share/portalab/scripts/nsys_env.sh
-     ${prefix}/share/portalab/scripts/store_report.py)
+# Every installed script answers --help, the user tools' (scripts/) and the
+# development checks' (scripts/dev/); nsys_env.sh is sourced, not a script.
+file(GLOB scripts ${prefix}/share/portalab/scripts/*.py ${prefix}/share/portalab/scripts/dev/*.py
+     ${prefix}/share/portalab/scripts/dev/*.sh ${prefix}/share/portalab/scripts/slurm/submit.sh)
+list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/dev/nsys_env.sh)
 foreach(s ${scripts})
   if(s MATCHES "\\.py$")
     run_ok(${PYTHON} ${s} --help)
@@ -153,6 +151,10 @@ foreach(s ${scripts})
     fail("${s} --help printed nothing")
   endif()
 endforeach()
+
+# The user tools as modules of the installed package, as docs/report.md runs them.
+run_ok(${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/share/portalab/scripts
+       ${PYTHON} -m portalab.compare --help)
 
 # The installed Slurm settings run the installed binary.
 run_ok(bash -c "source '${prefix}/share/portalab/scripts/slurm/site.sh' && echo \"$PORTALAB_BUILD\"")

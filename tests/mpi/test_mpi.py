@@ -25,7 +25,7 @@ RANKS = int(os.environ.get("RANKS", "2"))
 TIMEOUT = 240
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-import portalab_results  # noqa: E402
+from portalab import results as portalab_results  # noqa: E402
 
 
 def mpirun(ranks):

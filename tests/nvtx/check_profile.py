@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the ranges the real binary pushed (an nvtx_recorder log) against
-the results.json of the same run, as scripts/nsys_check.py checks an Nsight
+the results.json of the same run, as scripts/dev/nsys_check.py checks an Nsight
 Systems profile: the log becomes an export's NVTX_EVENTS table (one
 microsecond per logged event, one thread), then `nsys_check.py --require
 ranges` runs on it. So the checker's idea of the runner's ranges (a
@@ -16,7 +16,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "scripts"))
-sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+sys.path.insert(0, os.path.join(SOURCE, "scripts", "dev"))  # nsys_check.py
 
 import fake_nsys  # noqa: E402
 import nsys_check  # noqa: E402

@@ -20,7 +20,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_reliability import ENV  # noqa: E402
 
-import portalab_results  # noqa: E402  (scripts/, on the path test_reliability set)
+from portalab import results as portalab_results  # noqa: E402  (scripts/, on the path test_reliability set)
 
 RESULT_FILES = ("results.jsonl", "results.json", "results.csv")
 # Two small Serial entries: a run of a second or two.

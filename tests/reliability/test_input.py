@@ -17,7 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_reliability import DECK, ENV, compiled_spaces  # noqa: E402
 
-import portalab_results  # noqa: E402  (scripts/, on the path test_reliability set)
+from portalab import results as portalab_results  # noqa: E402  (scripts/, on the path test_reliability set)
 
 DEVICE_BUILD = bool(os.environ.get("PORTALAB_DEVICE_BUILD"))
 

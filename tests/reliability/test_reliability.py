@@ -26,7 +26,7 @@ DECK = os.path.join(SOURCE, "tests", "decks", "long_run.toml")
 ENV = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 
-import portalab_results  # noqa: E402  (reads the journal of a run that did not finish)
+from portalab import results as portalab_results  # noqa: E402  (reads the journal of a run that did not finish)
 
 
 def compiled_spaces():

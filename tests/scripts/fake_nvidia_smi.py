@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A stand-in for nvidia-smi, for scripts/energy-check.sh's test: one GPU
+"""A stand-in for nvidia-smi, for scripts/dev/energy-check.sh's test: one GPU
 (GPU-fake) drawing FAKE_SMI_WATTS (300) at 1980/2619 MHz.
 
     nvidia-smi --query-gpu=FIELDS --format=csv[,nounits] [-lms MS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A stand-in for a Cuda build's portalab, for scripts/energy-check.sh's test:
+"""A stand-in for a Cuda build's portalab, for scripts/dev/energy-check.sh's test:
 `portalab run DECK --out DIR [--energy on|off]` writes DIR/results.json with
 one passed Cuda row per entry of the deck, each "running" 0.3 s at the fake
 nvidia-smi's 300 W: NVML's joules 300 W × its window × FAKE_JOULES_FACTOR (1),

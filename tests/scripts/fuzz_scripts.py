@@ -37,11 +37,11 @@ SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, HERE)
 sys.path.insert(0, SCRIPTS)
 
-import collect  # noqa: E402
-import compare  # noqa: E402
-import portalab_results as pr  # noqa: E402
+from portalab import collect  # noqa: E402
+from portalab import compare  # noqa: E402
+from portalab import results as pr  # noqa: E402
 import synthetic  # noqa: E402
-import validate  # noqa: E402
+from portalab import validate  # noqa: E402
 
 # The exit statuses each script documents.
 EXITS = {"collect.py": {0, 2}, "compare.py": {0, 1, 2}, "validate.py": {0, 1, 2},

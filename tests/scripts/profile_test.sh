@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/profile.sh with a fake nsys and the host binary: nsys found inside an
+# scripts/dev/profile.sh with a fake nsys and the host binary: nsys found inside an
 # Nsight Compute install (the newest of two), NSYS_LIBS first on
 # LD_LIBRARY_PATH, the trace options, the report, SQLite export, stats
 # summary and results written next to each other; and exit 2 with a message
@@ -49,7 +49,7 @@ mkdir -p "$tmp/libs"
 
 out=$tmp/out
 PATH=$clean_path CUDA_HOME=$cuda NSYS_LIBS=$tmp/libs PORTALAB=$bin OMP_NUM_THREADS=2 \
-  OMP_PROC_BIND=false "$src/scripts/profile.sh" "$src/inputs/default.toml" "$out" \
+  OMP_PROC_BIND=false "$src/scripts/dev/profile.sh" "$src/inputs/default.toml" "$out" \
   --spaces Serial --set "vector_poly.sizes=[1000]" --set "stream_copy.sizes=[1000]" \
   >"$tmp/stdout" 2>"$tmp/stderr" || { cat "$tmp/stderr"; fail "profile.sh exited $?"; }
 
@@ -72,7 +72,7 @@ PY
 
 # No nsys anywhere: exit 2 and one line saying what to do.
 rc=0
-PATH=$clean_path CUDA_HOME=$tmp/nothing PORTALAB=$bin "$src/scripts/profile.sh" \
+PATH=$clean_path CUDA_HOME=$tmp/nothing PORTALAB=$bin "$src/scripts/dev/profile.sh" \
   "$src/inputs/default.toml" "$tmp/none" >/dev/null 2>"$tmp/stderr" || rc=$?
 [ "$rc" = 2 ] || fail "without nsys: exit $rc, not 2"
 grep -q "module load nsight-systems" "$tmp/stderr" || fail "without nsys: $(cat "$tmp/stderr")"

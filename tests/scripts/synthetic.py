@@ -16,7 +16,7 @@ def real_run(deck, out, *args):
                        env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))
     if p.returncode != 0:
         raise RuntimeError(f"portalab exited {p.returncode}: {p.stderr[-2000:]}")
-    import portalab_results
+    from portalab import results as portalab_results
     portalab_results.check_files(out)
     with open(os.path.join(out, "results.json")) as f:
         return json.load(f)
@@ -199,7 +199,7 @@ def sweep(doc, count):
 
 def _default(schema, defs):
     """The plainest value a (sub)schema allows: what a hand-made file leaves out."""
-    import portalab_results as pr
+    from portalab import results as pr
     if "$ref" in schema:
         return _default(*pr._resolve(schema["$ref"], defs))
     for key in ("anyOf", "oneOf"):
@@ -228,7 +228,7 @@ def complete(doc):
     """A hand-made results document with every field the schema requires
     that it leaves out set to its plainest value (null, 0, "", none):
     valid, so that the scripts read it."""
-    import portalab_results as pr
+    from portalab import results as pr
     schema = pr.schemas()["results"]
     defs = schema["$defs"]
     doc = copy.deepcopy(doc)

@@ -1,5 +1,5 @@
-"""Tests of scripts/energy_check.py (issue 30's GPU-node check) on synthetic
-nvidia-smi samples and results, and of scripts/energy-check.sh end to end
+"""Tests of scripts/dev/energy_check.py (issue 30's GPU-node check) on synthetic
+nvidia-smi samples and results, and of scripts/dev/energy-check.sh end to end
 with a fake nvidia-smi and a fake portalab (tests/scripts/fake_*.py).
 
     python3 tests/scripts/test_energy_check.py [TestClass...]
@@ -21,7 +21,7 @@ SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, SCRIPTS)
 
 import energy_check as ec  # noqa: E402
-import portalab_results as pr  # noqa: E402
+from portalab import results as pr  # noqa: E402
 
 T0 = 1795571962.0  # 2026-11-25 02:39:22 UTC
 HEADER = "timestamp, uuid, power.draw.instant [W], power.draw [W], clocks.sm [MHz], clocks.mem [MHz]"
@@ -224,7 +224,7 @@ class CheckTest(Base):
 
 
 class ShellTest(Base):
-    """scripts/energy-check.sh with a fake nvidia-smi (on PATH) and a fake
+    """scripts/dev/energy-check.sh with a fake nvidia-smi (on PATH) and a fake
     portalab (in BUILD_DIR), in a time zone not UTC: the script must run
     nvidia-smi under TZ=UTC for the windows to meet the samples."""
 

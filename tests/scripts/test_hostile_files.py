@@ -20,7 +20,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_scripts import SKIP, Base, script  # noqa: E402
 
-import portalab_results as pr  # noqa: E402
+from portalab import results as pr  # noqa: E402
 
 # Scripts that read results files, with the arguments that make them read FOLDER.
 READERS = {

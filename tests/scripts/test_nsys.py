@@ -23,8 +23,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, SCRIPTS)
 
 import fake_nsys  # noqa: E402
-import nsys_sqlite as ns  # noqa: E402
-import portalab_results as pr  # noqa: E402
+from portalab import nsys_sqlite as ns  # noqa: E402
+from portalab import results as pr  # noqa: E402
 
 SKIP = 77
 ALL = {"ranges", "kernel_labels", "copy_phases", "copy_overlap", "streams"}
@@ -144,7 +144,7 @@ class CheckTest(Base):
         if results_rows is not None:
             with open(results, "w") as f:
                 json.dump({"schema_version": pr.SCHEMA_VERSION, "results": results_rows}, f)
-        return script("nsys_check.py", db, results, *extra)
+        return script("dev/nsys_check.py", db, results, *extra)
 
     def assertFails(self, rows, faults, expected, results_rows=None):
         rc, out, err = self.check(rows, faults, results_rows=results_rows)
@@ -167,7 +167,7 @@ class CheckTest(Base):
 
     def test_a_good_run_with_the_nvtx_connector_passes_every_assertion(self):
         db, results = self.export(fake_nsys.streams_rows(), connector=True)
-        rc, out, err = script("nsys_check.py", db, results, "--require",
+        rc, out, err = script("dev/nsys_check.py", db, results, "--require",
                               "ranges,kernel_labels,copy_overlap,streams,closed,tool_copies")
         self.assertEqual(rc, 0, out + err)
 
@@ -176,7 +176,7 @@ class CheckTest(Base):
         with sqlite3.connect(db) as c:  # the connector's copy of one verify range lost
             c.execute("DELETE FROM NVTX_EVENTS WHERE rowid = (SELECT rowid FROM NVTX_EVENTS WHERE "
                       "text LIKE '%/verify' ORDER BY start LIMIT 1)")
-        rc, out, err = script("nsys_check.py", db, results)
+        rc, out, err = script("dev/nsys_check.py", db, results)
         self.assertEqual(rc, 1, out + err)
         self.assertEqual(statuses(out)["tool_copies"], "FAIL", out)
         self.assertIn("/verify at", out)
@@ -187,7 +187,7 @@ class CheckTest(Base):
         with sqlite3.connect(db) as c:
             c.execute("UPDATE NVTX_EVENTS SET end = NULL WHERE rowid = (SELECT rowid FROM "
                       "NVTX_EVENTS WHERE text LIKE '%/cold' ORDER BY start LIMIT 1)")
-        rc, out, err = script("nsys_check.py", db, results)
+        rc, out, err = script("dev/nsys_check.py", db, results)
         self.assertEqual(rc, 1, out + err)
         self.assertEqual(statuses(out)["closed"], "FAIL", out)
         self.assertRegex(out, r"portalab/vector_poly/Cuda/cold at \d+ ns never ended")
@@ -271,7 +271,7 @@ class CheckTest(Base):
         p = ns.load(db)
         self.assertEqual(len(p.graphs), 5)  # cold, warm-up, 3 repetitions
         self.assertTrue(all(g.launch_tid == fake_nsys.MAIN_TID for g in p.graphs))
-        rc, out, err = script("nsys_check.py", db, results, "--require", "kernel_labels")
+        rc, out, err = script("dev/nsys_check.py", db, results, "--require", "kernel_labels")
         self.assertEqual(rc, 0, out + err)
         self.assertIn("kernel_labels: 3 CUDA graph executions traced as a whole", out)
         self.assertIn("--cuda-graph-trace=node", out)
@@ -331,13 +331,13 @@ class CheckTest(Base):
 
     def test_bad_input_exits_2(self):
         db, results = self.export(fake_nsys.copy_rows())
-        rc, _, err = script("nsys_check.py", db, results, "--require", "no_such_check")
+        rc, _, err = script("dev/nsys_check.py", db, results, "--require", "no_such_check")
         self.assertEqual(rc, 2)
         self.assertIn("no_such_check", err)
-        rc, _, err = script("nsys_check.py", os.path.join(self.tmp, "missing.sqlite"), results)
+        rc, _, err = script("dev/nsys_check.py", os.path.join(self.tmp, "missing.sqlite"), results)
         self.assertEqual(rc, 2)
         self.assertNotIn("Traceback", err)
-        rc, _, err = script("nsys_check.py", db, db)
+        rc, _, err = script("dev/nsys_check.py", db, db)
         self.assertEqual(rc, 2)
         self.assertIn("not a portalab results.json", err)
 

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The script tests' paths (scripts/ on sys.path) and runner.
 from test_scripts import SCRIPTS, SKIP, SOURCE, script  # noqa: E402
 
-import portalab_results as pr  # noqa: E402
+from portalab import results as pr  # noqa: E402
 import synthetic  # noqa: E402
 
 DECK = os.path.join(SOURCE, "tests", "decks", "report.toml")
@@ -132,7 +132,7 @@ class PageLogicTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import report
+        from portalab import report
         cls.report = report
         report.plt = pr.require_matplotlib()
         report.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab"})

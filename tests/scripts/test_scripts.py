@@ -231,7 +231,7 @@ class NamedChoicesTest(unittest.TestCase):
     def test_numbers_of_older_files_read_as_names(self):
         """Files before choices were saved by name held scaling 0 or 1; they
         read as "strong" and "weak", so old and new rows compare."""
-        import portalab_results as pr
+        from portalab import results as pr
         rows = [{"experiment": "dot_distributed", "space": "Cuda", "parameters": {"scaling": v}}
                 for v in (0, 1, "strong")]
         rows.append({"experiment": "copy_overlap", "space": "OpenMP", "parameters": {"chunks": 1}})
@@ -313,14 +313,14 @@ class ClassifyTest(unittest.TestCase):
         return {"check": check, "total_ms": median, "total_min_ms": lo, "total_max_ms": hi}
 
     def test_overlapping_ranges_are_the_same_whatever_the_medians(self):
-        import compare
+        from portalab import compare
         verdict, change = compare.classify(self.row(1.0, 0.9, 1.6), self.row(1.5, 1.4, 1.7),
                                            "total")
         self.assertEqual(verdict, "same")
         self.assertAlmostEqual(change, 0.5)
 
     def test_disjoint_ranges_are_slower_or_faster(self):
-        import compare
+        from portalab import compare
         self.assertEqual(compare.classify(self.row(1.0, 0.9, 1.1), self.row(1.2, 1.15, 1.3),
                                           "total")[0], "slower")
         self.assertEqual(compare.classify(self.row(1.0, 0.9, 1.1), self.row(0.8, 0.7, 0.85),
@@ -328,7 +328,7 @@ class ClassifyTest(unittest.TestCase):
 
 
 class KernelsLimitsTest(unittest.TestCase):
-    """scripts/kernels_limits.py on Google Benchmark output of the host's gemm."""
+    """scripts/dev/kernels_limits.py on Google Benchmark output of the host's gemm."""
 
     def bench(self, native_ms, dtypes=("float32", "float64")):
         rows = []
@@ -346,29 +346,29 @@ class KernelsLimitsTest(unittest.TestCase):
         return path
 
     def test_host_gemm_at_half_of_the_blas_passes(self):
-        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(18.0), "--space", "OpenMP")
+        rc, out, _ = script("dev/kernels_limits.py", "--bench", self.bench(18.0), "--space", "OpenMP")
         self.assertEqual(rc, 0, out)
         self.assertIn("PASS     bench gemm native / vendor float64 2048 (OpenMP): 0.556", out)
 
     def test_host_gemm_below_half_fails(self):
-        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(25.0), "--space", "OpenMP")
+        rc, out, _ = script("dev/kernels_limits.py", "--bench", self.bench(25.0), "--space", "OpenMP")
         self.assertEqual(rc, 1, out)
         self.assertIn("FAIL     bench gemm native / vendor float32 2048 (OpenMP): 0.400", out)
 
     def test_absent_figures_are_missed(self):
-        rc, out, _ = script("kernels_limits.py", "--bench", self.bench(18.0, ("float32",)),
+        rc, out, _ = script("dev/kernels_limits.py", "--bench", self.bench(18.0, ("float32",)),
                             "--space", "OpenMP")
         self.assertEqual(rc, 1, out)
         self.assertIn("MISSING  bench gemm native / vendor float64 2048", out)
 
     def test_nothing_to_check_exits_2(self):
-        rc, _, err = script("kernels_limits.py")
+        rc, _, err = script("dev/kernels_limits.py")
         self.assertEqual(rc, 2)
         self.assertIn("results.json, --bench", err)
 
 
 class HostPeersTest(unittest.TestCase):
-    """scripts/host_peers.py: Numba's prange loops beside a real run's host rows."""
+    """scripts/dev/host_peers.py: Numba's prange loops beside a real run's host rows."""
 
     @classmethod
     def setUpClass(cls):
@@ -407,7 +407,7 @@ class HostPeersTest(unittest.TestCase):
     def test_each_host_row_gets_its_numba_peer_and_a_verdict(self):
         self.need_numba()
         # One experiment: Numba compiles each parallel loop in seconds.
-        rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+        rc, out, err = script("dev/host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
                               "--timed-ms", "0", "--experiment", "stream_copy")
         self.assertIn(rc, (0, 1), err)  # 1: a ratio below its target (small sizes, busy host)
@@ -422,7 +422,7 @@ class HostPeersTest(unittest.TestCase):
         self.need_numba()
         # A wrapper that keeps the variants of each rerun's deck.
         wrapper, decks = self.wrapper_logging("rerun_variants", 'grep "^variants" "$2" >> $LOG')
-        rc, out, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+        rc, out, err = script("dev/host_peers.py", os.path.join(self.run_dir, "results.json"),
                               "--space", self.space, "--min-n", "0", "--reps", "2",
                               "--timed-ms", "0", "--experiment", "stream_copy",
                               "--portalab", wrapper, "--rounds", "2")
@@ -449,7 +449,7 @@ class HostPeersTest(unittest.TestCase):
         wrapper, decks = self.wrapper_logging(
             "rerun_reps", 'grep -E "^(reps|variants|dtypes)" "$2" | tr "\\n" " " >> $LOG; echo >> $LOG')
         results = os.path.join(self.run_dir, "results.json")
-        rc, out, err = script("host_peers.py", results, "--space", self.space, "--min-n", "0",
+        rc, out, err = script("dev/host_peers.py", results, "--space", self.space, "--min-n", "0",
                               "--reps", "2", "--timed-ms", "20", "--experiment", "stream_copy",
                               "--portalab", wrapper, "--rounds", "1")
         self.assertIn(rc, (0, 1), err)
@@ -473,7 +473,7 @@ class HostPeersTest(unittest.TestCase):
                 self.skipTest("no Serial rows in this build's run")
         # A wrapper that keeps the CPUs each rerun may use.
         wrapper, cpus = self.wrapper_logging("rerun_cpus", "grep Cpus_allowed_list /proc/$$/status >> $LOG")
-        rc, out, err = script("host_peers.py", results, "--space", "Serial", "--min-n", "0",
+        rc, out, err = script("dev/host_peers.py", results, "--space", "Serial", "--min-n", "0",
                               "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
                               "--portalab", wrapper, "--rounds", "1")
         self.assertIn(rc, (0, 1), err)
@@ -511,7 +511,7 @@ class HostPeersTest(unittest.TestCase):
             f.write(f'#!/bin/sh\n{os.environ["PORTALAB"]} "$@" 2> {said}; rc=$?\n'
                     f'cat {said} >&2\nexit $rc\n')
         os.chmod(wrapper, 0o755)
-        rc, out, err = script("host_peers.py", streamed, "--space", self.space, "--min-n", "0",
+        rc, out, err = script("dev/host_peers.py", streamed, "--space", self.space, "--min-n", "0",
                               "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
                               "--portalab", wrapper, "--rounds", "1", env={"PORTALAB_STREAMING_STORES": "0"})
         self.assertIn(rc, (0, 1), err)
@@ -545,7 +545,7 @@ class HostPeersTest(unittest.TestCase):
         low = os.path.join(self.tmp, "low_results.json")
         with open(low, "w") as f:
             json.dump(doc, f)
-        rc, out, err = script("host_peers.py", low, "--space", self.space, "--min-n", "0",
+        rc, out, err = script("dev/host_peers.py", low, "--space", self.space, "--min-n", "0",
                               "--reps", "2", "--timed-ms", "0", "--experiment", "stream_copy",
                               "--portalab", os.environ["PORTALAB"], "--rounds", "1")
         self.assertIn(rc, (0, 1), err)
@@ -559,14 +559,14 @@ class HostPeersTest(unittest.TestCase):
 
     def test_a_binary_that_fails_exits_2_naming_it(self):
         self.need_numba()
-        rc, _, err = script("host_peers.py", os.path.join(self.run_dir, "results.json"),
+        rc, _, err = script("dev/host_peers.py", os.path.join(self.run_dir, "results.json"),
                             "--space", self.space, "--min-n", "0", "--experiment", "stream_copy",
                             "--portalab", "/bin/false")
         self.assertEqual(rc, 2, err)
         self.assertIn("/bin/false run", err)
 
     def test_missing_results_exit_2(self):
-        rc, _, err = script("host_peers.py", os.path.join(self.tmp, "none", "results.json"))
+        rc, _, err = script("dev/host_peers.py", os.path.join(self.tmp, "none", "results.json"))
         self.assertEqual(rc, 2, err)
         self.assertIn("none/results.json: cannot read it (No such file", err)
 
@@ -577,7 +577,7 @@ class ValidateTest(Base):
     is named with its file; an older file is named with its version."""
 
     def setUp(self):
-        import portalab_results
+        from portalab import results as portalab_results
         if not portalab_results.have_jsonschema():
             sys.exit(SKIP)
 
@@ -669,7 +669,7 @@ class ValidateTest(Base):
         for name, *args in (("collect.py", old), ("compare.py", old, new), ("plot.py", old, "--out", plots),
                             ("roofline.py", old, "--out", plots), ("pct_of_limit.py", old),
                             ("report.py", old, "--out", os.path.join(plots, "r.html")),
-                            ("kernels_limits.py", old), ("host_peers.py", old)):
+                            ("dev/kernels_limits.py", old), ("dev/host_peers.py", old)):
             rc, _, err = script(name, *args)
             if "needs " in err:
                 continue  # matplotlib, jinja2 or Numba missing: said before reading

@@ -514,7 +514,7 @@ class HistoryTest(StoreCase):
     def test_the_same_rule_as_compare(self):
         """Two-run rows: history's verdict is compare.py's classify on the
         same pair, with the noise at its floor (no earlier pairs)."""
-        import compare
+        from portalab import compare
         cases = []
         for base_ms, new_ms, bs, ns, check in (
                 (1.0, 1.5, 0.01, 0.01, "PASS"), (1.0, 1.015, 0.001, 0.001, "PASS"),

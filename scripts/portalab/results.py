@@ -224,8 +224,10 @@ def read_limits(path):
     return doc
 
 
-# schema/ beside scripts/, in the source tree and installed (share/portalab/).
-SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema")
+# schema/ beside scripts/, in the source tree and installed (share/portalab/);
+# this file is scripts/portalab/results.py.
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "schema")
 SCHEMA_KINDS = ("results", "limits")
 
 

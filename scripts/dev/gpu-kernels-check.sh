@@ -4,9 +4,9 @@
 # inputs/kernels-limits.toml (its own full calibration: the copy limit), then
 # the matching Google Benchmark entries (and the host's gemm against its BLAS
 # at 2048 in OpenMP), and prints each ratio against its
-# target with scripts/kernels_limits.py. Exit 1 if a test fails or a target
+# target with scripts/dev/kernels_limits.py. Exit 1 if a test fails or a target
 # is missed, 2 if the binaries are missing. Results under OUT.
-#   scripts/gpu-kernels-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/gpu-kernels-check
+#   scripts/dev/gpu-kernels-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/gpu-kernels-check
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-build/cuda}

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/profile.sh, scripts/gpu-profile-check.sh and the Slurm
+# Sourced by scripts/dev/profile.sh, scripts/dev/gpu-profile-check.sh and the Slurm
 # profile job: finds Nsight Systems and writes the summaries of a report.
 
 # portalab_find_nsys: sets NSYS to a working nsys, or says why not and

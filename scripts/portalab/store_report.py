@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 
-import portalab_results as pr
+from portalab import results as pr
 
 MAX_PLOTS = 24   # tracked rows drawn; the table lists the rest
 GPU_QUANTITIES = (("triad_gbps", "triad GB/s"), ("copy_deep_copy_gbps", "memcpy GB/s"),
@@ -21,7 +21,7 @@ def find_portalab(given=None):
     """The binary that reads the store: --portalab, $PORTALAB, the installed
     one beside these scripts (<prefix>/share/portalab/scripts -> <prefix>/bin),
     the source tree's host build, or portalab on PATH."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/
     candidates = [given, os.environ.get("PORTALAB"),
                   os.path.join(here, "..", "..", "..", "bin", "portalab"),
                   os.path.join(here, "..", "build", "host", "portalab"), shutil.which("portalab")]

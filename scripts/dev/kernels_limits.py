@@ -3,8 +3,8 @@
 portalab_bench's JSON output): each printed with its target; exit 1 if any
 target is missed or its figures are absent, 2 if a file cannot be read.
 
-    scripts/kernels_limits.py results/run/results.json [--bench bench.json] [--space Cuda]
-    scripts/kernels_limits.py --bench bench.json --space OpenMP   # the host's gemm alone
+    scripts/dev/kernels_limits.py results/run/results.json [--bench bench.json] [--space Cuda]
+    scripts/dev/kernels_limits.py --bench bench.json --space OpenMP   # the host's gemm alone
 
 Targets (on a GPU): stream_copy kernel / deep_copy >= 0.95 in float32 and
 float64, and the calibration's copy kernel / deep_copy >= 0.95; broadcast_add
@@ -15,10 +15,13 @@ On the host (the bench's entries of --host-space, or --space if it is a host
 space): gemm native / vendor (BLAS) >= 0.50 at 2048, float32 and float64.
 """
 import argparse
+import os
 import re
 import sys
 
-import portalab_results as pr
+# The user package (scripts/portalab/), one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from portalab import results as pr  # noqa: E402
 
 
 class Report:

@@ -5,7 +5,7 @@
 # into OUT_DIR the report, its SQLite export, the nsys stats summaries and
 # the run's results, and says what to open.
 #
-#   scripts/profile.sh DECK [OUT_DIR] [portalab run options...]
+#   scripts/dev/profile.sh DECK [OUT_DIR] [portalab run options...]
 #
 # Environment:
 #   PORTALAB=build/cuda/portalab   the binary (installed: <prefix>/bin/portalab)
@@ -26,11 +26,13 @@ set -euo pipefail
 case ${1:-} in -h | --help) sed -n '2,24p' "$0"; exit 0 ;; esac
 if [ $# -lt 1 ]; then sed -n '2,24p' "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/nsys_env.sh
+# shellcheck source=scripts/dev/nsys_env.sh
 source "$here/nsys_env.sh"
-# Installed as <prefix>/share/portalab/scripts/profile.sh: <prefix>/bin/portalab.
+# The user tools, one folder up.
+scripts=$(dirname "$here")
+# Installed as <prefix>/share/portalab/scripts/dev/profile.sh: <prefix>/bin/portalab.
 case $here in
-  */share/portalab/scripts) default_bin=${here%/share/portalab/scripts}/bin/portalab ;;
+  */share/portalab/scripts/dev) default_bin=${here%/share/portalab/scripts/dev}/bin/portalab ;;
   *) default_bin=build/cuda/portalab ;;
 esac
 deck=$1
@@ -63,7 +65,7 @@ profile.sh: Nsight Systems, in $out:
   profile*.sqlite       every event as tables (nsys export --type sqlite)
   results/              the run's results.json, results.csv
   check the ranges:     $here/nsys_check.py $out/profile.sqlite $out/results/results.json
-  draw a timeline:      $here/timeline.py $out/profile.sqlite --results $out/results/results.json \\
+  draw a timeline:      $scripts/timeline.py $out/profile.sqlite --results $out/results/results.json \\
                           --range 'portalab/<experiment>/<space>\$' --out $out/timeline.png
 MSG
 fi

@@ -3,7 +3,7 @@
 the reference for portalab's allreduce nccl rows: bus bandwidth as
 nccl-tests defines it (busbw = algbw * 2(k-1)/k), median of the repetitions.
 
-    mpirun -np 2 python3 scripts/torch_allreduce.py [--sizes-mib 256 512 1024] [--json FILE]
+    mpirun -np 2 python3 scripts/dev/torch_allreduce.py [--sizes-mib 256 512 1024] [--json FILE]
 
 Ranks come from mpirun's environment (OMPI_COMM_WORLD_*) or torchrun's
 (RANK, WORLD_SIZE, LOCAL_RANK). Rank 0 prints one line per size and writes
@@ -15,8 +15,9 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import portalab_results as pr  # noqa: E402
+# The user package (scripts/portalab/), one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from portalab import results as pr  # noqa: E402
 
 
 def main():

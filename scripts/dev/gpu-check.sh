@@ -4,7 +4,7 @@
 # against them. Results go under OUT (default results/gpu-check), with
 # OUT/report.html: one page of every deck's results (scripts/report.py; needs
 # a python3 with matplotlib and jinja2, $PORTALAB_PYTHON or python3).
-#   scripts/gpu-check.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
+#   scripts/dev/gpu-check.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
 set -euo pipefail
 bin=${1:-build/cuda}
 out=${2:-results/gpu-check}
@@ -24,10 +24,10 @@ for deck in default bandwidth lab6-vector streams; do
 done
 echo "=== results against the limits measured in the same run"
 for deck in bandwidth lab6-vector; do
-  python3 "$(dirname "$0")/pct_of_limit.py" "$out/$deck/results.json" --min-n 1000000
+  python3 "$(dirname "$0")/../pct_of_limit.py" "$out/$deck/results.json" --min-n 1000000
 done
 echo "=== one page of every deck's results"
 # A page that cannot be written is said and does not fail the check.
-"${PORTALAB_PYTHON:-python3}" "$(dirname "$0")/report.py" "$out" --out "$out/report.html" \
+"${PORTALAB_PYTHON:-python3}" "$(dirname "$0")/../report.py" "$out" --out "$out/report.html" \
   || echo "gpu-check: no $out/report.html (scripts/report.py failed: see above)" >&2
 exit $status

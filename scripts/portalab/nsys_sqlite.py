@@ -4,7 +4,7 @@ executions, each GPU activity with the thread and moment its CUDA call was
 made; and groups
 portalab's ranges into measurements (one per measured variant).
 
-Used by scripts/timeline.py and scripts/nsys_check.py. Only the standard
+Used by scripts/timeline.py and scripts/dev/nsys_check.py. Only the standard
 library: it runs wherever the export can be read.
 
 Tables read (nsys 2021 onwards; missing ones count as empty): NVTX_EVENTS

@@ -57,9 +57,10 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import nsys_sqlite as ns  # noqa: E402
-import portalab_results as pr  # noqa: E402
+# The user package (scripts/portalab/), one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from portalab import nsys_sqlite as ns  # noqa: E402
+from portalab import results as pr  # noqa: E402
 
 HOST_SPACES = {"Serial", "OpenMP", "Threads", "HPX"}
 NATIVE = "native"

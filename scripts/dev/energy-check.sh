@@ -8,11 +8,11 @@
 #   (b) the gemm entries: joules against mean power × time;
 #   (c) one deliberately long entry (gemm, about 40 s): its clocks recorded;
 # then, with the sampler stopped, (d) the same entries, fewer repetitions,
-# twice with --energy off and twice on: the queries' cost. scripts/energy_check.py
+# twice with --energy off and twice on: the queries' cost. scripts/dev/energy_check.py
 # prints PASS or FAIL for each and writes OUT/energy-check.md for
 # docs/performance.md. Exit 1 if a check failed or a run did, 2 if the binary
 # or nvidia-smi is missing.
-#   scripts/energy-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/energy-check
+#   scripts/dev/energy-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/energy-check
 # BUILD_DIR is any folder holding a Cuda build's portalab (an install's bin).
 # ENERGY_CHECK_LONG_MIN_S: the shortest the long run may last (default 20 s;
 # the script's own test runs a fake portalab).

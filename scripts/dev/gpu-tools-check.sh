@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU node: Kokkos Tools loaded into portalab's Cuda runs (docs/kokkos-tools.md),
 # with the connectors of kokkos/kokkos-tools built here from its source folder
-# (scripts/kokkos-tools-connectors.sh: g++ -shared -fPIC -O2, the
+# (scripts/dev/kokkos-tools-connectors.sh: g++ -shared -fPIC -O2, the
 # nvtx-connector against CUDA's NVTX3) into OUT/connectors/lib.
-#   scripts/gpu-tools-check.sh BUILD_DIR KOKKOS_TOOLS_SRC [OUT]   # OUT: results/gpu-tools-check
+#   scripts/dev/gpu-tools-check.sh BUILD_DIR KOKKOS_TOOLS_SRC [OUT]   # OUT: results/gpu-tools-check
 #  1. `ctest -L tools` in BUILD_DIR: portalab's own test tool
 #     (tests/tools/event_checker.cpp) over tests/decks/tools.toml in every
 #     compiled space, Cuda included.
@@ -19,17 +19,17 @@
 #     outside a region.
 #  5. Nsight Systems with the nvtx-connector beside portalab's own NVTX
 #     ranges, over tests/decks/tools.toml, the streams deck and lab6-vector:
-#     scripts/nsys_check.py with `closed` (every range ended) and
+#     scripts/dev/nsys_check.py with `closed` (every range ended) and
 #     `tool_copies` (each portalab range exactly twice, the connector's copy
 #     around portalab's own) required, beside the deck's own assertions.
 # Prints PASS/FAIL per check; exit 1 if any fails, 2 if something is missing.
-# Environment: NSYS, NSYS_LIBS (as scripts/profile.sh), PYTHON; DECKS (the
+# Environment: NSYS, NSYS_LIBS (as scripts/dev/profile.sh), PYTHON; DECKS (the
 # lab decks of steps 3 and 4, by name); SPACE (Cuda) runs steps 2 to 4 in
 # another space (SPACE=Serial DECKS=cupy-numba: a try on a host build);
 # NVTX_INCLUDE (CUDA's include folder with nvtx3/; default $CUDA_HOME/include).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source_dir=$(dirname "$here")
+source_dir=$(dirname "$(dirname "$here")")  # scripts/dev/ -> the source tree
 case ${1:-} in -h | --help) sed -n '2,30p' "$0"; exit 0 ;; esac
 if (($# < 2)); then
   sed -n '2,30p' "$0" >&2
@@ -156,7 +156,7 @@ for deck in "${decks[@]}"; do
 done
 
 echo "=== 5. Nsight Systems with the nvtx-connector beside portalab's NVTX ranges"
-# shellcheck source=scripts/nsys_env.sh
+# shellcheck source=scripts/dev/nsys_env.sh
 source "$here/nsys_env.sh"
 if ! nvtx_connector=$(tool kp_nvtx_connector); then
   fail "no nvtx-connector under $tools: the Nsight Systems check did not run"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU node: profiles the streams deck and a deck with copy phases under
 # Nsight Systems (CUDA and NVTX, no sampling), exports them to SQLite and
-# checks them with scripts/nsys_check.py against the runs' results.json:
+# checks them with scripts/dev/nsys_check.py against the runs' results.json:
 # every measured entry's ranges, portalab's kernels in the kernel phases,
 # copies in the h2d/d2h phases, copy_overlap's pipelined copies overlapping
 # kernels of other streams (and serial ones not), each variant on as many
@@ -9,7 +9,7 @@
 # fails, 2 if nsys or the binary is missing. Writes into OUT the reports, their
 # SQLite exports and nsys stats summaries, the results, and timeline pictures
 # of copy_overlap (pinned, pageable) and inverse_pair.
-#   scripts/gpu-profile-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/gpu-profile-check
+#   scripts/dev/gpu-profile-check.sh [BUILD_DIR] [OUT]   # build/cuda, results/gpu-profile-check
 # Environment: NSYS, NSYS_LIBS (a folder with libdw.so.1 and libelf.so.1 for
 # an nsys that lacks them), PYTHON (default: a python3 with matplotlib if
 # there is one).
@@ -17,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-build/cuda}
 out=${2:-results/gpu-profile-check}
-# shellcheck source=scripts/nsys_env.sh
+# shellcheck source=scripts/dev/nsys_env.sh
 source "$here/nsys_env.sh"
 portalab_find_nsys || exit 2
 [ -x "$bin/portalab" ] || { echo "gpu-profile-check: no $bin/portalab" >&2; exit 2; }
@@ -64,7 +64,7 @@ check() {
 picture() {
   local png=$1 name=$2 range=$3 occurrence=${4:-}
   [ -f "$out/$name.sqlite" ] || return 0
-  if "$python" "$here/timeline.py" "$out/$name.sqlite" --results "$out/$name/results.json" \
+  if "$python" "$here/../timeline.py" "$out/$name.sqlite" --results "$out/$name/results.json" \
        --range "$range" ${occurrence:+--occurrence "$occurrence"} --out "$out/$png" >/dev/null; then
     echo "picture: $out/$png"
   else

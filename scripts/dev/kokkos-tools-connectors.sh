@@ -4,7 +4,7 @@
 # source folder as one shared library (g++ -shared -fPIC -O2 against its
 # common/ and profiling/all/ headers), then `portalab run DECK` runs under
 # each connector, in each space.
-#   scripts/kokkos-tools-connectors.sh PORTALAB KOKKOS_TOOLS_SRC OUT [DECK]
+#   scripts/dev/kokkos-tools-connectors.sh PORTALAB KOKKOS_TOOLS_SRC OUT [DECK]
 # PORTALAB: the binary; DECK: tests/decks/tools.toml by default; the
 # libraries go to OUT/lib (kp_reader too), each run to OUT/CONNECTOR-SPACE/.
 # One line per connector and space:
@@ -24,7 +24,7 @@
 # connector that does not build.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source_dir=$(dirname "$here")
+source_dir=$(dirname "$(dirname "$here")")  # scripts/dev/ -> the source tree
 usage() { sed -n '2,26p' "$0"; }
 build_only=0
 if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi

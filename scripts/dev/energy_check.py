@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Issue 30's GPU-node checks of portalab's energy figures against
-nvidia-smi's power samples (scripts/energy-check.sh runs the decks and the
+nvidia-smi's power samples (scripts/dev/energy-check.sh runs the decks and the
 sampler, then this). Each check prints PASS or FAIL; exit 1 if any failed or
 had nothing to check, 2 if a file cannot be read.
 
-    scripts/energy_check.py --samples smi.csv --entries run/results.json \\
+    scripts/dev/energy_check.py --samples smi.csv --entries run/results.json \\
         [--long long/results.json] [--cost-on on/results.json ...] \\
         [--cost-off off/results.json ...] [--markdown energy-check.md]
 
@@ -42,7 +42,9 @@ import os
 import statistics
 import sys
 
-import portalab_results as pr
+# The user package (scripts/portalab/), one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from portalab import results as pr  # noqa: E402
 
 AVERAGED_LAG_S = 0.5  # power.draw on Ampere+: the mean of the last second
 MIN_SAMPLES = 5       # in a window, for an integral worth comparing
@@ -394,7 +396,7 @@ def main(argv=None):
                f"{sum(len(rows) for _, _, rows in checks.tables)} checks failed")
     print(summary)
     if args.markdown:
-        header = [f"Energy check (scripts/energy-check.sh) on {name}"
+        header = [f"Energy check (scripts/dev/energy-check.sh) on {name}"
                   f"{f', CUDA driver {driver}' if driver else ''}, "
                   f"{datetime.date.today().isoformat()}: {summary}. Power from nvidia-smi's "
                   f"{samples.column} every 20 ms{f' (moved back {samples.lag:g} s)' if samples.lag else ''}; "

@@ -6,7 +6,7 @@ run's calibrated host bandwidth against BabelStream's OpenMP model. A peer
 is a reference, never a dependency: run this on the machine that ran
 portalab, right after it, so both sides share the window.
 
-    scripts/host_peers.py results.json [--space OpenMP] [--min-n 1000000]
+    scripts/dev/host_peers.py results.json [--space OpenMP] [--min-n 1000000]
         [--reps 10] [--timed-ms 200] [--experiment NAME] [--stream /path/to/omp-stream]
         [--markdown] [--portalab build/host/portalab --rounds 3]
 
@@ -41,7 +41,9 @@ import sys
 import tempfile
 import time
 
-import portalab_results as pr
+# The user package (scripts/portalab/), one folder up.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from portalab import results as pr  # noqa: E402
 
 # The CPUs this process may run on, before Numba starts its threads: with
 # OMP_PROC_BIND set, Numba's OpenMP layer binds the main thread to one CPU, and
