@@ -18,7 +18,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(SOURCE, "scripts")
-sys.path.insert(0, SCRIPTS)
+sys.path[:0] = [SCRIPTS, os.path.join(SCRIPTS, "dev")]  # the package; energy_check.py
 
 import energy_check as ec  # noqa: E402
 from portalab import results as pr  # noqa: E402
@@ -238,7 +238,7 @@ class ShellTest(Base):
         e = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"], TZ="IST-5:30",
                  ENERGY_CHECK_LONG_MIN_S="0.2", **env)
         out = os.path.join(self.tmp, "out")
-        p = subprocess.run([os.path.join(SCRIPTS, "energy-check.sh"), build, out], env=e,
+        p = subprocess.run([os.path.join(SCRIPTS, "dev", "energy-check.sh"), build, out], env=e,
                            capture_output=True, text=True, timeout=120)
         return p.returncode, p.stdout + p.stderr, out
 
