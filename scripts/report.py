@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`python3 -m portalab.report` as a command: the code is scripts/portalab/report.py."""
+"""`python3 -m portalab.report` as a command: the code is scripts/portalab/report/."""
 import sys
 
 from portalab.report import main

@@ -47,7 +47,7 @@ endif()
 
 foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inputs/default.toml
           share/portalab/scripts/plot.py share/portalab/scripts/portalab/results.py
-          share/portalab/scripts/report.py share/portalab/scripts/portalab/report.html.j2
+          share/portalab/scripts/report.py share/portalab/scripts/portalab/report/report.html.j2
           share/portalab/scripts/dev/profile.sh share/portalab/scripts/dev/nsys_env.sh
           share/portalab/scripts/portalab/nsys_sqlite.py share/portalab/scripts/timeline.py
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 from portalab import results as pr
+from portalab.report import figures
 
 MAX_PLOTS = 24   # tracked rows drawn; the table lists the rest
 GPU_QUANTITIES = (("triad_gbps", "triad GB/s"), ("copy_deep_copy_gbps", "memcpy GB/s"),
@@ -87,7 +88,7 @@ def history_section(rp, figs, h):
             for r in regressions))
     order = {"BROKEN": 0, "SLOWER": 1, "FASTER": 2}
     ranked = sorted(rows, key=lambda r: (not r.get("regression", False), order.get(r["verdict"], 3)))
-    plt = rp.plt
+    plt = figures.plt
     for r in ranked[:MAX_PLOTS]:
         runs = [x for x in r["runs"] if x["ms"] is not None]
         fig, ax = plt.subplots(figsize=(4.2, 1.8))
@@ -183,5 +184,5 @@ def fleet_section(rp, f):
 
 
 def sections(rp, figs, store):
-    """The two sections, built with report.py's parts (rp: its module)."""
+    """The two sections, built with the report's parts (rp: portalab.report.blocks)."""
     return [history_section(rp, figs, store["history"]), fleet_section(rp, store["fleet"])]

@@ -1,5 +1,5 @@
 """Synthetic Nsight Systems SQLite exports of portalab runs, for the tests of
-scripts/nsys_sqlite.py, nsys_check.py and timeline.py without a GPU.
+scripts/portalab/nsys_sqlite.py, dev/nsys_check.py and timeline.py without a GPU.
 
 The tables and columns are named as `nsys export --type sqlite` names them
 (NVIDIA's SQLite schema reference and scripts that query real exports; not

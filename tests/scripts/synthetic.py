@@ -10,7 +10,8 @@ import subprocess
 def real_run(deck, out, *args):
     """The results.json document of a real run of deck into out, by the
     binary $PORTALAB on two OpenMP threads (not pinned: shared machines),
-    its files valid against schema/ (portalab_results on the caller's path)."""
+    its files valid against schema/ (portalab.results; scripts/ on the
+    caller's path)."""
     p = subprocess.run([os.environ["PORTALAB"], "run", deck, *args, "--out", out],
                        capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false"))

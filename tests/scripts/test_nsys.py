@@ -1,4 +1,4 @@
-"""Tests of scripts/nsys_sqlite.py, nsys_check.py and timeline.py on
+"""Tests of scripts/portalab/nsys_sqlite.py, dev/nsys_check.py and timeline.py on
 synthetic Nsight Systems exports (fake_nsys.py: the real tables and columns,
 portalab's ranges as run_entry.cpp opens them): exports that must pass the
 checker, and exports each broken in one way that must fail it.

@@ -128,21 +128,21 @@ class CrossoverTest(unittest.TestCase):
 
 
 class PageLogicTest(unittest.TestCase):
-    """report.py's helpers that need no run."""
+    """The report's helpers that need no run (scripts/portalab/report/)."""
 
     @classmethod
     def setUpClass(cls):
-        from portalab import report
-        cls.report = report
-        report.plt = pr.require_matplotlib()
-        report.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab"})
+        from portalab.report import figures, rows, sections
+        cls.figures, cls.rows, cls.sections = figures, rows, sections
+        figures.plt = pr.require_matplotlib()
+        figures.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab"})
 
     def test_host_copy_modes_are_one_entry(self):
         rows = [row("Serial", 10, 2.0, "pageable"), row("Serial", 10, 1.0, "pinned"),
                 row("Serial", 10, 0.5, "none", check="FAIL"),
                 row("Serial", 20, 1.0, "pageable", check="N/A"), row("Cuda", 10, 1.0, "pinned"),
                 row("Cuda", 10, 2.0, "pageable")]
-        kept = self.report.one_copy_mode(rows)
+        kept = self.rows.one_copy_mode(rows)
         # The fastest that passed, else the first; as "none"; devices as they are.
         self.assertEqual([(r["space"], r["n"], r["copies"], r["total_ms"], r["check"])
                           for r in kept],
@@ -151,8 +151,8 @@ class PageLogicTest(unittest.TestCase):
                           ("Cuda", 10, "pageable", 2.0, "PASS")])
 
     def test_figures_have_ids_of_their_own_and_alt_text(self):
-        plt = self.report.plt
-        figs = self.report.Figures()
+        plt = self.figures.plt
+        figs = self.figures.Figures()
         blocks = []
         for _ in range(2):
             fig, ax = plt.subplots()
@@ -185,10 +185,10 @@ class PageLogicTest(unittest.TestCase):
                 "energy_without_copies": {"measured": True, "smallest_n": 10,
                                           "holds_above": True}}]}}
         rows = doc["results"]
-        self.assertIsNone(self.report.energy_section([("r", doc, rows)], rows))  # none measured
+        self.assertIsNone(self.sections.energy_section([("r", doc, rows)], rows))  # none measured
         doc = synthetic.with_energy(doc, throttled=lambda r: r["copies"] == "pageable")
         rows = doc["results"]
-        s = self.report.energy_section([("r", doc, rows)], rows)
+        s = self.sections.energy_section([("r", doc, rows)], rows)
         html = json.dumps(s)
         self.assertIn("vector_poly fused float32 on Cuda: with copies never (n from 10 to 10); "
                       "without copies from n = 10", html)
@@ -199,7 +199,7 @@ class PageLogicTest(unittest.TestCase):
         self.assertEqual(cells[("Cuda", "none")][10], "6.67 GFLOP/J")
         self.assertEqual(cells[("Serial", "none")][6:8], ["CPU", "0.3"])
         self.assertEqual(cells[("Cuda", "pageable")][14], "sw_power_cap")
-        noise = json.dumps(self.report.noise_section([("r", doc, rows)], rows))
+        noise = json.dumps(self.sections.noise_section([("r", doc, rows)], rows))
         self.assertIn("1 row THROTTLED", noise)
 
 

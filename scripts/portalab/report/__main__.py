@@ -1,0 +1,8 @@
+"""`python3 -m portalab.report`: the command scripts/report.py runs."""
+import sys
+
+from portalab.report import main
+
+# Named as run in usage and messages, not __main__.py.
+sys.argv[0] = "python3 -m portalab.report"
+sys.exit(main())
