@@ -2,7 +2,7 @@
 // results.jsonl, a calibration file): the "schema_version" at their top, the
 // newest of the "enum" of schema/results.schema.json and
 // schema/limits.schema.json, and SCHEMA_VERSION of
-// scripts/portalab_results.py. Raise it with any change a reader must know
+// scripts/portalab/results.py. Raise it with any change a reader must know
 // of; files without the field are version 1 (numbers as text). 3 added each
 // row's path; the scripts and the store read versions 2 and 3.
 #pragma once

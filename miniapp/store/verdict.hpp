@@ -1,5 +1,5 @@
 // Whether a row got faster, slower or stayed the same, as
-// scripts/compare.py decides for two files (its docstring says why): the
+// scripts/portalab/compare.py decides for two files (its docstring says why): the
 // repetitions' ranges must not overlap, and the change of the median must
 // exceed `sigmas` times the run-to-run noise combined with each side's
 // standard error of the median. tests/scripts/test_store.py holds both to
