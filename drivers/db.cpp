@@ -74,25 +74,37 @@ std::string key_text(const store::SeriesKey& k) {
                      k.gpu.empty() ? "" : " " + k.gpu);
 }
 
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
 std::string changes_text(const std::vector<store::HistoryChange>& changes) {
-  if (changes.empty()) return "nothing recorded changed (the same build, clocks and library)";
+  if (changes.empty())
+    return "nothing recorded changed (the same code path, build, clocks and library)";
   std::string out;
   for (const auto& c : changes)
-    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, c.from, c.to);
+    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, or_dash(c.from),
+                       or_dash(c.to));
   return out;
 }
 
+// The latest run's code path, or how it changed since the base run: a
+// figure that moved because calibration chose another path says so.
+std::string path_text(const store::HistoryRow& r) {
+  for (const auto& c : r.changes)
+    if (c.what == "path") return fmt::format("{} -> {}", or_dash(c.from), or_dash(c.to));
+  return or_dash(r.runs.back().path.value_or(""));
+}
+
 void print_history(const store::History& h) {
-  std::vector<std::vector<std::string>> lines{{"verdict", "change", "runs", "latest ms", "base ms",
-                                               "experiment", "variant", "dtype", "n", "space",
-                                               "copies", "library", "threads", "machine", "gpu"}};
+  std::vector<std::vector<std::string>> lines{
+      {"verdict", "change", "runs", "latest ms", "base ms", "experiment", "variant", "dtype", "n",
+       "space", "copies", "library", "path", "threads", "machine", "gpu"}};
   for (const auto& r : h.rows) {
     const auto& k = r.key;
     lines.push_back({r.verdict + (r.regression ? " REGRESSION" : ""), percent(r.change),
                      std::to_string(r.runs.size()), number(r.runs.back().m.ms),
                      r.base ? number(r.runs[*r.base].m.ms) : "-", k.experiment, k.variant, k.dtype,
-                     std::to_string(k.n), k.space, k.copies, k.library, std::to_string(k.threads),
-                     k.machine, k.gpu.empty() ? "-" : k.gpu});
+                     std::to_string(k.n), k.space, k.copies, k.library, path_text(r),
+                     std::to_string(k.threads), k.machine, k.gpu.empty() ? "-" : k.gpu});
   }
   std::string out = fmt::format(
                         "history: {} rows, the last {} runs of each, {} ms; latest run against the "

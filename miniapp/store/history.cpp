@@ -63,10 +63,13 @@ class RunTable {
   std::unordered_map<std::int64_t, std::size_t> m_index;
 };
 
-// What differs between two runs of one row: the builds, the clocks, THROTTLED.
+// What differs between two runs of one row: the code path (where both runs
+// recorded one), the builds, the clocks, THROTTLED.
 std::vector<HistoryChange> changes_between(const History& h, const HistoryPoint& before,
                                            const HistoryPoint& after) {
   std::vector<HistoryChange> out;
+  if (before.path && after.path && *before.path != *after.path)
+    out.push_back({"path", *before.path, *after.path});
   const auto &a = h.runs[before.run].values, &b = h.runs[after.run].values;
   for (int i = 0; i < history_fact_count; ++i)
     if (a[i] != b[i]) out.push_back({history_facts[i][1], a[i], b[i]});
@@ -181,6 +184,11 @@ void put_row(Buffer& out, const History& h, const HistoryRow& r,
     put_number(out, p.m.min_ms);
     put(out, ", \"max_ms\": ");
     put_number(out, p.m.max_ms);
+    put(out, ", \"path\": ");
+    if (p.path)
+      put_string(out, *p.path);
+    else
+      put(out, "null");
     put(out, p.throttled ? ", \"throttled\": true}" : ", \"throttled\": false}");
   }
   put(out, "], \"verdict\": ");
@@ -276,7 +284,8 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
     energy = any.step() && any.integer(0) != 0;
   }
   auto points = db.prepare(fmt::format(
-      "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms{1} "
+      "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms, "
+      "r.path{1} "
       "WHERE r.series = ? ORDER BY r.started_unix DESC, r.id DESC LIMIT ?",
       h.phase,
       energy ? ", e.throttled, e.sm_clock_mhz FROM rows r LEFT JOIN energy e ON e.row = r.id"
@@ -293,9 +302,10 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
       p.run = runs.index(points.integer(0));
       p.m = {points.text(1),       points.maybe_real(3), points.maybe_real(4),
              points.maybe_real(5), points.maybe_real(6), points.maybe_real(2)};
+      p.path = points.maybe_text(7);
       if (energy) {
-        p.throttled = !points.null(7) && points.integer(7) != 0;
-        p.sm_mhz = points.maybe_real(8);
+        p.throttled = !points.null(8) && points.integer(8) != 0;
+        p.sm_mhz = points.maybe_real(9);
       }
       row.runs.push_back(std::move(p));
     }

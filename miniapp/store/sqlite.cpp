@@ -137,8 +137,11 @@ std::optional<double> Statement::maybe_real(int col) const {
   return sqlite3_value_double(v);
 }
 
-std::string Statement::text(int col) const {
+std::string Statement::text(int col) const { return maybe_text(col).value_or(std::string()); }
+
+std::optional<std::string> Statement::maybe_text(int col) const {
   sqlite3_value* v = sqlite3_column_value(m_s, col);  // one column call: maybe_real says why
+  if (sqlite3_value_type(v) == SQLITE_NULL) return std::nullopt;
   const auto* p = sqlite3_value_text(v);
   return p ? std::string(reinterpret_cast<const char*>(p),
                          static_cast<std::size_t>(sqlite3_value_bytes(v)))

@@ -65,6 +65,7 @@ class Statement {
   double real(int col) const { return sqlite3_column_double(m_s, col); }
   std::optional<double> maybe_real(int col) const;
   std::string text(int col) const;
+  std::optional<std::string> maybe_text(int col) const;  // none: NULL
   bool null(int col) const { return sqlite3_column_type(m_s, col) == SQLITE_NULL; }
 
  private:

@@ -56,12 +56,16 @@ CREATE TABLE {}(
 }
 
 // A key's runs, newest first, with what history reads of them (the total
-// phase): history reads the index alone, a run's points side by side.
+// phase, the code path): history reads the index alone, a run's points side
+// by side.
 constexpr const char* rows_series_sql =
     "CREATE INDEX rows_series ON rows(series, started_unix, id, run, check_result, reps, total_ms, "
-    "total_min_ms, total_max_ms, total_std_ms)";
+    "total_min_ms, total_max_ms, total_std_ms, path)";
 
-// Version 2 (store_schema_version); migrate() brings version 1 up to it.
+// Version 3 (store_schema_version); migrate() brings versions 1 and 2 up to
+// it. A row's path (the code path its kernel phase took) is no part of its
+// key: a run whose calibration chose another path is judged against the
+// same history, and says that the path changed.
 constexpr const char* schema_sql = R"sql(
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY,
@@ -129,7 +133,8 @@ CREATE TABLE rows(
   kernel_ms REAL, kernel_min_ms REAL, kernel_max_ms REAL, kernel_std_ms REAL,
   d2h_ms REAL, d2h_min_ms REAL, d2h_max_ms REAL, d2h_std_ms REAL,
   total_ms REAL, total_min_ms REAL, total_max_ms REAL, total_std_ms REAL,
-  bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL);
+  bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL,
+  path TEXT);
 CREATE INDEX rows_run ON rows(run);
 CREATE TABLE energy(
   row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
@@ -313,8 +318,8 @@ class Importer {
             "INSERT INTO rows(run, series, started_unix, ranks, check_result, reps, h2d_ms, "
             "h2d_min_ms, h2d_max_ms, h2d_std_ms, kernel_ms, kernel_min_ms, kernel_max_ms, "
             "kernel_std_ms, d2h_ms, d2h_min_ms, d2h_max_ms, d2h_std_ms, total_ms, total_min_ms, "
-            "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit, path) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         m_energy(
             db.prepare("INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
                        "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
@@ -464,6 +469,9 @@ class Importer {
           .bind(col + 2, num(r, "gbps"))
           .bind(col + 3, num(r, "gflops"))
           .bind(col + 4, num(r, "pct_of_limit"));
+      // NULL where the results file predates paths (schema_version 2).
+      if (const auto path = r.find("path"); path != r.end() && path->is_string())
+        m_row.bind(col + 5, path->get<std::string>());
       m_row.run();
       const std::int64_t row = m_db.last_id();
       add_energy(row, obj(r, "energy"));
@@ -630,9 +638,10 @@ void add_host_space_function(Connection& db) {
 }
 
 // Version 1 to 2: a device space's row keys name the run's GPUs (each key
-// of version 1 split by the GPUs its runs were on), a limit says how
-// unsteady its calibration found it (unknown for the runs imported before),
-// and rows_series covers history's reading.
+// of version 1 split by the GPUs its runs were on), and a limit says how
+// unsteady its calibration found it (unknown for the runs imported before).
+// rows_series, dropped for the rows' new keys, is made again by the step to
+// version 3, which follows in the same transaction.
 void migrate_1_to_2(Connection& db) {
   db.exec("ALTER TABLE limits ADD COLUMN unsteady_ratio REAL");
   db.exec("CREATE TEMP TABLE run_gpu(run INTEGER PRIMARY KEY, gpu TEXT NOT NULL)");
@@ -679,6 +688,13 @@ DROP TABLE temp.row_key;
 DROP TABLE temp.series_map;
 DROP TABLE temp.run_gpu;
 )sql");
+}
+
+// Version 2 to 3: a row's code path (NULL for the rows imported before: not
+// known), and rows_series covering it.
+void migrate_2_to_3(Connection& db) {
+  db.exec("DROP INDEX IF EXISTS rows_series");
+  db.exec("ALTER TABLE rows ADD COLUMN path TEXT");
   db.exec(rows_series_sql);
 }
 
@@ -693,6 +709,7 @@ void migrate(Connection& db, std::ostream* notes) {
     from = pragma(db, "user_version");
     for (std::int64_t v = from; v < store_schema_version; ++v) {
       if (v == 1) migrate_1_to_2(db);
+      if (v == 2) migrate_2_to_3(db);
       throw_if_interrupted();
     }
     if (auto check = db.prepare("PRAGMA foreign_key_check"); check.step())

@@ -23,7 +23,7 @@ namespace portalab::store {
 
 // The schema this portalab writes and reads (PRAGMA user_version); a store
 // of an older one is upgraded when opened where it may be written.
-constexpr int store_schema_version = 2;
+constexpr int store_schema_version = 3;
 
 // The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite.
 std::string store_path(const std::string& given);
@@ -83,6 +83,7 @@ struct HistoryPoint {
   Measure m;
   bool throttled = false;
   std::optional<double> sm_mhz;
+  std::optional<std::string> path;  // the row's code path; none: results before it was recorded
 };
 
 struct HistoryChange {

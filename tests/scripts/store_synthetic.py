@@ -9,9 +9,10 @@ HOST_SPACES = ("Serial", "OpenMP", "Threads")
 
 def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=1000000,
         space="Cuda", copies="none", ms=1.0, spread=0.005, check="PASS", reps=10,
-        library="native", threads=1, gbps=None, throttled=None, sm_mhz=None):
+        library="native", threads=1, gbps=None, throttled=None, sm_mhz=None, path=None):
     """One result row; ms the median of total (and kernel), its repetitions
-    within +-spread."""
+    within +-spread; path its code path (left out where None, as version 2
+    files leave it)."""
     stats = {"median_ms": ms, "min_ms": ms * (1 - spread), "max_ms": ms * (1 + spread),
              "std_ms": ms * spread / 2}
     zero = {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "std_ms": 0.0}
@@ -23,6 +24,8 @@ def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=100000
          "bytes": bytes_, "flops": 0.0, "ranks": 1, "per_rank": [],
          "gbps": gbps if gbps is not None else bytes_ / (ms * 1e-3) / 1e9, "gflops": 0.0,
          "pct_of_limit": None, "energy": {"cpu": {"not_available": "synthetic"}}}
+    if path is not None:
+        r["path"] = path
     if throttled is not None or sm_mhz is not None:
         r["energy"].update({"gpu": {"joules_per_rep": 0.1}, "sm_clock_mhz": sm_mhz or 1980,
                             "mem_clock_mhz": 2619, "power_w": 300.0, "temperature_c": 50.0,
@@ -46,9 +49,10 @@ def host_limits(space="OpenMP", triad=60.0):
 
 
 def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aaaaaaa",
-        driver=580, gpu=None, limits=None, tag=""):
-    """A results document. gpu: {"uuid", "name", pcie_link_width, ...}: the
-    one GPU of a run on one rank; limits: calibration spaces."""
+        driver=580, gpu=None, limits=None, tag="", version=2):
+    """A results document of schema_version `version`. gpu: {"uuid", "name",
+    pcie_link_width, ...}: the one GPU of a run on one rank; limits:
+    calibration spaces."""
     settings = {k: v for k, v in (gpu or {}).items() if k not in ("uuid", "name", "pci_bus_id")}
     devices = [{"space": "OpenMP", "name": "Xeon", "concurrency": 16}]
     rank = {"rank": 0, "ranks": 1, "local_rank": 0, "local_ranks": 1, "host": host, "cpus": "0-15",
@@ -72,7 +76,7 @@ def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aa
         "calibration": {"mode": "quick", "seconds": 1.0,
                         "spaces": limits if limits is not None else [host_limits()]},
         "deck": {"path": "synthetic.toml", "hash": "fnv1a64:0"}}
-    return {"schema_version": 2, "provenance": provenance, "summary": {}, "results": rows}
+    return {"schema_version": version, "provenance": provenance, "summary": {}, "results": rows}
 
 
 def on_ranks(doc, uuids, triads):

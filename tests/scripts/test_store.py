@@ -131,6 +131,28 @@ def v1_store(db):
     c.close()
 
 
+# The index schema 2 kept of a key's runs (schema 3 adds the code path).
+V2_ROWS_SERIES = ("CREATE INDEX rows_series ON rows(series, started_unix, id, run, check_result, "
+                  "reps, total_ms, total_min_ms, total_max_ms, total_std_ms)")
+
+
+def as_schema_2(db):
+    """The store db as schema 2 kept it: its rows without their code path."""
+    c = sqlite3.connect(db)
+    c.executescript(f"DROP INDEX rows_series; ALTER TABLE rows DROP COLUMN path; "
+                    f"{V2_ROWS_SERIES}; PRAGMA user_version = 2;")
+    c.close()
+
+
+def paths(db):
+    """The rows' code paths, in the order they were imported."""
+    c = sqlite3.connect(db)
+    try:
+        return [p for (p,) in c.execute("SELECT path FROM rows ORDER BY id")]
+    finally:
+        c.close()
+
+
 def modes(top, folders, files):
     for d, _, names in os.walk(top):
         os.chmod(d, folders)
@@ -216,6 +238,9 @@ class ImportTest(StoreCase):
         self.assertGreater(count(self.db, "limits"), 0)
         h = json.loads(portalab("db", "history", "--db", self.db, "--json").stdout)
         self.assertEqual({r["verdict"] for r in h["rows"]}, {"NEW"})
+        # Each row's code path, as the run wrote it.
+        self.assertEqual(paths(self.db), [r["path"] for r in doc["results"]])
+        self.assertIn("loops", paths(self.db))
         self.assert_consistent()
 
     def test_unfinished_run_is_skipped_and_said(self):
@@ -301,31 +326,66 @@ class BadStoreTest(StoreCase):
             c.execute("PRAGMA user_version = 99")
         self.refused("a newer schema", "schema version 99", "newer portalab")
 
+    def read_only_refused(self, version, command):
+        """`db COMMAND` on a store of an older schema, as a user who may not
+        write it: refused unchanged, saying who must open it once."""
+        before = digest(self.db)
+        p = as_nobody(self, "db", command, "--db", self.db)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        for words in (self.db, f"schema version {version}", "an older portalab", "may write"):
+            self.assertIn(words, p.stderr)
+        self.assertEqual(digest(self.db), before)
+
     def test_a_store_of_an_older_schema(self):
         """Version 1 is upgraded where it may be written (each GPU's runs a
         key of its own), and said where it may not, unchanged."""
         v1_store(self.db)
-        before = digest(self.db)
-        p = as_nobody(self, "db", "history", "--db", self.db)
-        self.assertEqual(p.returncode, 2, p.stderr)
-        for words in (self.db, "schema version 1", "an older portalab", "may write"):
-            self.assertIn(words, p.stderr)
-        self.assertEqual(digest(self.db), before)
+        self.read_only_refused(1, "history")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 1 to 2", p.stderr)
+        self.assertIn("upgraded the store from schema version 1 to 3", p.stderr)
         rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
         self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
         self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
         self.assertEqual({r["verdict"] for r in rows.values()}, {"SAME"})
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 2)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 3)
             self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
-        self.assertEqual(count(self.db, "rows"), 8)
+        self.assertEqual(paths(self.db), [None] * 8)  # not recorded then: unknown
+        self.assertEqual({x["path"] for r in rows.values() for x in r["runs"]}, {None})
         # And imports go on into it.
         self.imported(self.runs("more", 1))
         self.assertEqual(count(self.db, "runs"), 5)
+
+    def test_a_store_of_schema_2(self):
+        """Version 2 (rows without their code path) is upgraded at the first
+        db command where it may be written, its rows' paths unknown (NULL),
+        and refused unchanged where it may not."""
+        top = os.path.join(self.tmp, "v3")
+        for i in range(2):
+            doc = ss.run([ss.row(ms=1.0, path="streaming-stores"), ss.row(space="OpenMP", ms=2.0,
+                                                                          path="loops")],
+                         started=ss.day(i), gpu={"uuid": "GPU-a"}, tag=f"v3{i}", version=3)
+            ss.write(doc, os.path.join(top, f"run{i}"))
+        self.imported(top)
+        as_schema_2(self.db)
+        self.read_only_refused(2, "fleet")
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("upgraded the store from schema version 2 to 3", p.stderr)
+        self.assertEqual([len(r["runs"]) for r in json.loads(p.stdout)["rows"]], [2, 2])
+        self.assertEqual(paths(self.db), [None] * 4)
+        self.assert_consistent()
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 3)
+            plan = c.execute("EXPLAIN QUERY PLAN SELECT path FROM rows WHERE series = 1 "
+                             "ORDER BY started_unix DESC").fetchall()
+        self.assertIn("COVERING INDEX rows_series", str(plan))  # history reads the index alone
+        doc = ss.run([ss.row(ms=1.0, path="loops")], started=ss.day(3), gpu={"uuid": "GPU-a"},
+                     tag="v3 after", version=3)
+        self.imported(ss.write(doc, os.path.join(self.tmp, "after", "run")))
+        self.assertEqual(paths(self.db), [None] * 4 + ["loops"])
 
     def test_a_read_only_store(self):
         self.imported(self.runs("job", 1))
@@ -472,6 +532,42 @@ class HistoryTest(StoreCase):
         p = portalab("db", "history", "--db", self.db, "--experiment", "noisy", "--json")
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len(json.loads(p.stdout)["rows"]), 1)
+
+    def test_a_changed_path_is_said_and_keeps_the_key(self):
+        """A run whose calibration chose another code path is judged against
+        the row's history (the path is no part of the key), and says the
+        path changed: here streaming stores, then loops 25% slower. A path
+        first recorded (a version 2 run before) is no change."""
+        for i in range(8):
+            old, last = i < 2, i == 7
+            rows = [ss.row(experiment="stores", ms=1.25 if last else
+                           [1.006, 1.008, 1.0, 1.001, 1.002, 1.0, 1.001][i],
+                           path=None if old else "loops" if last else "streaming-stores"),
+                    ss.row(experiment="dot", ms=1.0, path="dot-chain" if last else None)]
+            doc = ss.run(rows, started=ss.day(i), gpu={"uuid": "GPU-1"}, tag=str(i),
+                         version=2 if old else 3)
+            ss.write(doc, os.path.join(self.tmp, "paths", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "paths"))
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # the slower row is a regression
+        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        self.assertEqual(len(rows), 2)  # one key each, whatever the path
+        stores = rows["stores"]
+        self.assertEqual([x["path"] for x in stores["runs"]],
+                         [None, None] + ["streaming-stores"] * 5 + ["loops"])
+        self.assertEqual((stores["verdict"], stores["regression"]), ("SLOWER", True))
+        self.assertIn({"what": "path", "from": "streaming-stores", "to": "loops"},
+                      stores["changes"])
+        self.assertEqual(rows["dot"]["verdict"], "SAME")
+        self.assertNotIn("path", [c["what"] for c in rows["dot"]["changes"]])
+        p = portalab("db", "history", "--db", self.db)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        line = {name: next(l for l in p.stdout.splitlines()
+                           if l.startswith(("SLOWER", "SAME")) and f" {name} " in l)
+                for name in ("stores", "dot")}
+        self.assertIn("streaming-stores -> loops", line["stores"])
+        self.assertIn(" dot-chain ", line["dot"])
+        self.assertIn("changed: path streaming-stores -> loops", p.stdout)
 
     def test_two_gpus_of_one_node_are_two_keys(self):
         """One process per GPU (gpus.sbatch): GPU-b 30% slower than GPU-a on
