@@ -89,6 +89,26 @@ const Registry& test_registry() {
                .default_sizes = {100},
                .default_dtypes = {"float64"},
            });
+    // Its relate sees each row of a case (passed or not) and what it adds
+    // stays in the rows.
+    register_experiment<Unserved, double, std::int64_t>(
+        r,
+        {
+            .name = "test_related",
+            .summary = "Unserved, its rows related",
+            .default_sizes = {100},
+            .default_dtypes = {"float64"},
+        },
+        [](std::span<CaseRow> rows) {
+          const bool vendor = passing_row(rows, "vendor") != nullptr;
+          for (auto& row : rows) {
+            row.set_metric("rows", static_cast<double>(rows.size()));
+            row.set_metric("bytes", static_cast<double>(row.n * dtype_bytes(row.dtype)));
+            row.set_metric("vendor_passed", vendor);
+            row.set_metric("passed", row.passed);
+            row.set_metric("kernel_ms", row.kernel_ms);
+          }
+        });
     return r;
   }();
   return registry;
@@ -196,6 +216,38 @@ variants = ["fused"]
   EXPECT_EQ(failures[0]["experiment"], "test_wrong_answer");
   EXPECT_EQ(failures[1]["n"], 20);
   // The folder is left for results.schema to validate (tests/CMakeLists.txt).
+}
+
+// An experiment's relate gets the rows of one case, every variant's, with
+// their status, size and type, and the metrics it sets are the rows'.
+TEST(Runner, RelateSeesEachCaseAndItsFiguresStayInTheRows) {
+  const Deck deck = parse_deck(R"(
+reps = 1
+warmups = 0
+copies = ["none"]
+[test_related]
+sizes = [10, 20]
+dtypes = ["float64", "int64"]
+)",
+                               "related.toml", test_registry().catalog());
+  RunOptions options;
+  options.registry = &test_registry();
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  ASSERT_FALSE(summary.results.empty());
+  for (const auto& r : summary.results) {
+    SCOPED_TRACE(r.space + " " + r.dtype + " " + std::to_string(r.n) + " " + r.variant);
+    bool vendor_passed = false;
+    for (const auto& other : summary.results)
+      if (other.space == r.space && other.dtype == r.dtype && other.n == r.n &&
+          other.variant == "vendor")
+        vendor_passed = other.status == Status::pass;
+    EXPECT_EQ(r.metric("rows"), 2.0);
+    EXPECT_EQ(r.metric("bytes"), static_cast<double>(r.n * dtype_bytes(r.dtype)));
+    EXPECT_EQ(r.metric("vendor_passed"), vendor_passed ? 1.0 : 0.0);
+    EXPECT_EQ(r.metric("passed"), r.status == Status::pass ? 1.0 : 0.0);
+    EXPECT_EQ(r.metric("kernel_ms"), r.kernel.median);
+  }
+  EXPECT_GT(summary.not_applicable, 0);  // int64's vendor rows: related too
 }
 
 #if defined(KOKKOS_ENABLE_SERIAL) && defined(KOKKOS_ENABLE_OPENMP)

@@ -56,6 +56,21 @@ void relate_to_one_rank(Result& r, const std::vector<Result>& rows,
   r.set_metric("parallel_efficiency", speedup / r.ranks);
 }
 
+// A case's rows as its experiment's relate sees them (experiment/relate.hpp):
+// what it compares of each, and the row's own metrics, which it adds to.
+std::vector<CaseRow> case_rows(std::span<Result> rows) {
+  std::vector<CaseRow> out;
+  out.reserve(rows.size());
+  for (auto& r : rows)
+    out.push_back({.variant = r.variant,
+                   .dtype = r.dtype,
+                   .n = r.n,
+                   .passed = r.status == Status::pass,
+                   .kernel_ms = r.kernel.median,
+                   .metrics = r.metrics});
+  return out;
+}
+
 // The rows from `first` on are one case, all measured (one rank): where a
 // row beyond the cache ran above its space's memory or read limit, frees
 // the case (`free_case`), re-measures that space's bandwidths into
@@ -150,7 +165,8 @@ RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann:
         if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
         // The figures relating the case's variants (ExperimentInfo::relate).
         if (e.experiment->relate && case_first_row < sink.rows()) {
-          e.experiment->relate(sink.rows_from(case_first_row));
+          std::vector<CaseRow> rows = case_rows(sink.rows_from(case_first_row));
+          e.experiment->relate(rows);
           sink.changed(case_first_row);
         }
         case_first_row = sink.rows();

@@ -23,6 +23,7 @@
 #include "deck/copy_mode.hpp"
 #include "experiment/dtype.hpp"
 #include "experiment/mirrored.hpp"
+#include "experiment/relate.hpp"
 #include "experiment/run_state.hpp"
 #include "platform/spaces.hpp"
 #include "libraries/library_threads.hpp"
@@ -32,7 +33,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,8 +40,6 @@
 #include <vector>
 
 namespace portalab {
-
-struct Result;  // results/result.hpp: a row, above this layer (relate's rows)
 
 // Traffic and arithmetic of one repetition; rates come from these alone.
 struct Work {
@@ -110,9 +108,6 @@ class Case {
   virtual CaseArrays& arrays() = 0;
 };
 
-// Figures comparing a case's variants (overlap gained), once all are measured.
-using Relate = std::function<void(std::span<Result> rows)>;
-
 // An experiment as registered: its description (ExperimentSpec) and what
 // register_experiment fills in from the template's instantiations.
 struct ExperimentInfo : ExperimentSpec {
@@ -127,6 +122,7 @@ struct ExperimentInfo : ExperimentSpec {
   std::function<std::unique_ptr<Case>(std::string_view space, std::string_view dtype, std::size_t n,
                                       CopyMode mode, const Parameters&, const Comm& group)>
       make;
+  // The figures comparing a case's variants (experiment/relate.hpp), or none.
   Relate relate;
 
   // The index of a variant in the table; throws for a name it does not have.

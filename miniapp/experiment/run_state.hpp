@@ -6,6 +6,7 @@
 // phase, report this figure); the runner measures, fences and aggregates.
 #pragma once
 
+#include "experiment/metrics.hpp"
 #include "kernels/paths.hpp"
 #include "platform/instances.hpp"
 
@@ -18,8 +19,6 @@
 #include <vector>
 
 namespace portalab {
-
-using Metrics = std::vector<std::pair<std::string, double>>;
 
 // What one call of a variant measured beside the runner's fenced time.
 struct CallRecord {
@@ -34,18 +33,9 @@ struct CallRecord {
 
   // Adds value to the metric `name` (0 before its first report).
   void add(std::string_view name, double value) {
-    for (auto& [k, v] : metrics)
-      if (k == name) {
-        v += value;
-        return;
-      }
-    metrics.emplace_back(std::string(name), value);
+    set_metric(metrics, name, portalab::metric(metrics, name) + value);
   }
-  double metric(std::string_view name) const {
-    for (const auto& [k, v] : metrics)
-      if (k == name) return v;
-    return 0.0;
-  }
+  double metric(std::string_view name) const { return portalab::metric(metrics, name); }
 };
 
 template <class Space>

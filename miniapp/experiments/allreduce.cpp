@@ -6,7 +6,6 @@
 // S/t·2(k-1)/k for a message of S bytes on k ranks (the row's GB/s).
 #include "experiment/experiment.hpp"
 #include "ranks/distributed.hpp"
-#include "results/result.hpp"  // relate's rows
 
 #include <fmt/format.h>
 
@@ -105,12 +104,12 @@ class Allreduce {
 };
 
 // Algorithm bandwidth beside the bus bandwidth (the row's GB/s).
-void algorithm_bandwidth(std::span<Result> rows) {
+void algorithm_bandwidth(std::span<CaseRow> rows) {
   for (auto& r : rows) {
-    if (r.kernel.median <= 0) continue;
+    if (r.kernel_ms <= 0) continue;
     const double bytes = static_cast<double>(r.n) * dtype_bytes(r.dtype);
     r.set_metric("message_bytes", bytes);
-    r.set_metric("algbw_gbps", bytes / (r.kernel.median * 1e6));
+    r.set_metric("algbw_gbps", bytes / (r.kernel_ms * 1e6));
   }
 }
 

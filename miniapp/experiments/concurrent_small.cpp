@@ -7,7 +7,6 @@
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "experiment/polynomial_check.hpp"
-#include "results/result.hpp"  // relate's rows
 
 #include <string>
 
@@ -70,12 +69,11 @@ class ConcurrentSmall {
 };
 
 // vs_1: each row's throughput over that of instances_1 in the same case.
-void relate_concurrent_small(std::span<Result> rows) {
-  const Result* one = passing_row(rows, "instances_1");
+void relate_concurrent_small(std::span<CaseRow> rows) {
+  const CaseRow* one = passing_row(rows, "instances_1");
   if (!one) return;
   for (auto& r : rows)
-    if (r.status == Status::pass && r.kernel.median > 0)
-      r.set_metric("vs_1", one->kernel.median / r.kernel.median);
+    if (r.passed && r.kernel_ms > 0) r.set_metric("vs_1", one->kernel_ms / r.kernel_ms);
 }
 
 [[maybe_unused]] const bool registered = register_experiment<ConcurrentSmall, float, double>(

@@ -14,7 +14,6 @@
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "experiment/polynomial_check.hpp"
-#include "results/result.hpp"  // relate's rows
 
 #include <algorithm>
 #include <array>
@@ -143,14 +142,14 @@ class CopyOverlap {
 };
 
 // speedup and of_perfect on the pipelined rows, from the serial row's phases.
-void relate_copy_overlap(std::span<Result> rows) {
-  const Result* serial = passing_row(rows, "serial");
+void relate_copy_overlap(std::span<CaseRow> rows) {
+  const CaseRow* serial = passing_row(rows, "serial");
   if (!serial) return;
   for (auto& r : rows) {
-    if (&r == serial || r.status != Status::pass || r.kernel.median <= 0) continue;
-    r.set_metric("speedup", serial->kernel.median / r.kernel.median);
-    r.set_metric("of_perfect", serial->metric("perfect_overlap_ms") / r.kernel.median);
-    r.set_metric("of_duplex", serial->metric("duplex_overlap_ms") / r.kernel.median);
+    if (&r == serial || !r.passed || r.kernel_ms <= 0) continue;
+    r.set_metric("speedup", serial->kernel_ms / r.kernel_ms);
+    r.set_metric("of_perfect", serial->metric("perfect_overlap_ms") / r.kernel_ms);
+    r.set_metric("of_duplex", serial->metric("duplex_overlap_ms") / r.kernel_ms);
   }
 }
 

@@ -11,7 +11,6 @@
 #include "kernels/factorization.hpp"
 #include "libraries/lapack.hpp"
 #include "experiment/matrix_check.hpp"
-#include "results/result.hpp"  // relate's rows
 
 #include <array>
 
@@ -79,12 +78,12 @@ class InversePair {
 };
 
 // overlap on the concurrent row, from the sequential row of the same case.
-void relate_inverse_pair(std::span<Result> rows) {
-  const Result* sequential = passing_row(rows, "sequential");
+void relate_inverse_pair(std::span<CaseRow> rows) {
+  const CaseRow* sequential = passing_row(rows, "sequential");
   if (!sequential) return;
   for (auto& r : rows)
-    if (&r != sequential && r.status == Status::pass && r.kernel.median > 0)
-      r.set_metric("overlap", 1.0 - r.kernel.median / sequential->kernel.median);
+    if (&r != sequential && r.passed && r.kernel_ms > 0)
+      r.set_metric("overlap", 1.0 - r.kernel_ms / sequential->kernel_ms);
 }
 
 [[maybe_unused]] const bool registered = register_experiment<InversePair, float, double>(

@@ -48,18 +48,11 @@ std::string_view to_string(Status s) {
 }
 
 double Result::metric(std::string_view name, double absent) const {
-  for (const auto& [k, v] : metrics)
-    if (k == name) return v;
-  return absent;
+  return portalab::metric(metrics, name, absent);
 }
 
 void Result::set_metric(const std::string& name, double value) {
-  for (auto& [k, v] : metrics)
-    if (k == name) {
-      v = value;
-      return;
-    }
-  metrics.emplace_back(name, value);
+  portalab::set_metric(metrics, name, value);
 }
 
 std::string threads_text(int space_threads, int library_threads) {
@@ -73,12 +66,6 @@ std::string row_path(std::string_view kernel_paths, std::string_view library) {
   if (!kernel_paths.empty()) return std::string(kernel_paths);
   if (!library.empty() && library != "native") return "library";
   return "";
-}
-
-const Result* passing_row(std::span<const Result> rows, std::string_view variant) {
-  for (const auto& r : rows)
-    if (r.variant == variant && r.status == Status::pass) return &r;
-  return nullptr;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include "deck/catalog.hpp"
 #include "experiment/check.hpp"
+#include "experiment/metrics.hpp"
 #include "deck/copy_mode.hpp"
 #include "energy/energy.hpp"
 
@@ -101,7 +102,7 @@ struct Result {
   std::string timed_by = "instance fence";
   // Figures the experiment measured beside the phases (median over the
   // repetitions), and those relating it to the case's other variants.
-  std::vector<std::pair<std::string, double>> metrics;
+  Metrics metrics;
   Check check;
   std::string note;
   std::string shown;  // the outputs as the lab prints them (console only)
@@ -129,9 +130,6 @@ std::string threads_text(int space_threads, int library_threads);
 // A row's path: the paths its kernels reported (kernels::Paths::names);
 // else "library" where a library served the call; else "" (no choice).
 std::string row_path(std::string_view kernel_paths, std::string_view library);
-
-// The row of `variant` among rows, if its check passed; else nullptr.
-const Result* passing_row(std::span<const Result> rows, std::string_view variant);
 
 // Fills speedup and baseline: the first host space that ran the same
 // experiment, variant, type, size and copy mode on as many ranks is the
