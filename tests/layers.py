@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fails on an include that reaches up the layers of miniapp/, or out of
-kernels/, and on state kept in kernels/.
+"""Fails on an include, or a class declared, that reaches up the layers of
+miniapp/ or out of kernels/, and on state kept in kernels/.
 
 miniapp/layers.txt lists the folders of miniapp/, top first. A file in one of
 them may include from its own folder, from the folders listed below it and
@@ -12,8 +12,11 @@ layer). A file of kernels/ includes kernels/ alone: kernels are pure, the
 framework is built on them, not they on it. Nor do they keep state: a static
 (or thread_local) variable in kernels/ that is not const fails, so that no
 kernel's path depends on a setting made elsewhere (the caller passes its
-choices: kernels/paths.hpp). The guide's table of layers
-(docs/architecture.md) lists the same folders in the same order.
+choices: kernels/paths.hpp). Nor does a folder (or kernels/) declare a class
+that only a folder above it defines: `struct Result;` in experiment/, Result
+being defined in a header of results/, is the same dependency upward as the
+include would be. The guide's table of layers (docs/architecture.md) lists
+the same folders in the same order.
 
   layers.py [SOURCE_DIR]   the check of the source tree (ctest source.layers)
   layers.py --self-test    the check on made-up trees, each broken one way,
@@ -68,6 +71,40 @@ def mutable_statics(path):
             yield number, line.strip()
 
 
+# A class declared without its body (`struct Result;`, `class Comm;`): not an
+# `enum class`, a `friend class` or a template's parameter.
+DECLARED = re.compile(r"^\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class)\s+(\w+)\s*;")
+# A class defined: `struct Result {`, `class CaseImpl final : public Case {`.
+DEFINED = re.compile(r"^\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class)\s+(\w+)"
+                     r"(?:\s+final)?\s*(?::[^;{]*)?\{")
+
+
+def classes(path, pattern):
+    """(line, name) of each class path declares or defines, as pattern matches."""
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        match = pattern.match(line.split("//", 1)[0])
+        if match:
+            yield number, match.group(1)
+
+
+def upward_declarations(files, level):
+    """Declarations of a class that only a folder above defines (in a header):
+    files is [(path, shown, folder)], level the folders' places, kernels/ -1."""
+    defined = {}  # class -> the folders that define it (a pimpl's in its .cpp too)
+    headers = {}  # class -> the folders whose headers define it
+    for path, _, folder in files:
+        for _, name in classes(path, DEFINED):
+            defined.setdefault(name, set()).add(folder)
+            if path.suffix != ".cpp":
+                headers.setdefault(name, set()).add(folder)
+    for path, shown, folder in files:
+        for number, name in classes(path, DECLARED):
+            if name in headers and all(level[f] > level[folder] for f in defined[name]):
+                above = "/, ".join(sorted(headers[name], key=level.get))
+                yield (f"{shown}:{number}: {name}: declared here, defined in {above}/, "
+                       f"above {folder}/: move what needs it up, or the type down")
+
+
 def exists(path):
     return path.is_file() or path.with_name(path.name + ".in").is_file()
 
@@ -99,6 +136,10 @@ def check(root):
                     if exists(candidate) and miniapp in candidate.resolve().parents:
                         problems.append(f"{where}: name its folder, from miniapp/")
                         break
+    files = [(p, f"miniapp/{p.relative_to(miniapp)}", p.relative_to(miniapp).parts[0])
+             for p in sources(miniapp) if p.relative_to(miniapp).parts[0] in level]
+    files += [(p, str(p.relative_to(root)), "kernels") for p in sources(kernels)]
+    problems += upward_declarations(files, {**level, "kernels": -1})
     # The guide's table of layers (docs/architecture.md), top first, as here.
     guide = root / "docs/architecture.md"
     if guide.is_file():
@@ -125,10 +166,19 @@ def self_test():
     the unbroken tree must pass."""
     clean = {
         "miniapp/layers.txt": "# top first\nrun  the loop\nresults  rows\nlimits  x\nplatform  spaces\n",
-        "miniapp/platform/spaces.hpp": "#pragma once\n#include <limits>\n",
-        "miniapp/results/result.hpp": '#include "platform/spaces.hpp"\n#include "kernels/k.hpp"\n',
+        "miniapp/platform/spaces.hpp": "#pragma once\n#include <limits>\nstruct Space {};\n",
+        "miniapp/results/result.hpp": '#include "platform/spaces.hpp"\n#include "kernels/k.hpp"\n'
+                                      "struct Row {\n  class Nested;\n};\n"
+                                      "template <class T>\nclass Table final : public Row {\n};\n",
         "miniapp/results/result.cpp": '#include "results/result.hpp"\n#include "git_commit.hpp"\n',
-        "miniapp/run/runner.cpp": '#include "results/result.hpp"\n#include <fmt/format.h>\n',
+        "miniapp/run/runner.cpp": '#include "results/result.hpp"\n#include <fmt/format.h>\n'
+                                  "class Pimpl;\n",
+        "miniapp/run/runner.hpp": "#pragma once\nclass Pimpl;\nstruct Row;\n"
+                                  "template <class T>\nstruct Trait;\n",
+        "miniapp/run/pimpl.hpp": "struct Pimpl {\n};\nstruct Trait<int> {};\n",
+        "miniapp/limits/limit.hpp": "#pragma once\nstruct Space;  // defined beneath\n"
+                                    "enum class Kind;\nstruct Pimpl;  // its own, in a .cpp\n",
+        "miniapp/limits/limit.cpp": "struct Pimpl {};\n",
         "kernels/k.hpp": '#include "range.hpp"\n#include <Kokkos_Core.hpp>\n#include <limits>\n',
         "kernels/range.hpp": "#pragma once\nstruct S {\n  static constexpr int n = 4;\n"
                              "  static const S& one() { static const S s; return s; }\n"
@@ -163,6 +213,14 @@ def self_test():
             "kernels/k.hpp", "void g() { static std::mutex lock; }\n", "a static kernels/ keeps"),
         "a kernel keeping a value per thread": (
             "kernels/k.hpp", "thread_local int last = 0;\n", "a static kernels/ keeps"),
+        "a class of a layer above declared": (
+            "miniapp/platform/spaces.hpp", "struct Row;  // for a callback's rows\n",
+            "Row: declared here, defined in results/, above platform/"),
+        "a class template of a layer above declared": (
+            "miniapp/limits/limit.hpp", "template <class T>\nclass Table;\n",
+            "Table: declared here, defined in results/, above limits/"),
+        "a class of the framework declared in a kernel": (
+            "kernels/range.hpp", "class Row;\n", "Row: declared here, defined in results/"),
         "an include of the driver": (
             "miniapp/results/result.cpp", '#include "drivers/list.hpp"\n', "above every layer"),
         "a guide whose layers differ": (
@@ -195,10 +253,10 @@ if __name__ == "__main__":
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
     problems = check(root)
     if problems:
-        print("includes that go up the layers (miniapp/layers.txt, docs/architecture.md), "
-              "or state kept in kernels/:")
+        print("includes or declarations that go up the layers (miniapp/layers.txt, "
+              "docs/architecture.md), or state kept in kernels/:")
         print("\n".join(problems))
         sys.exit(1)
-    print(f"every include of miniapp/ goes down its layers; kernels/ includes kernels/ alone "
-          f"and keeps no state "
+    print(f"every include and declaration of miniapp/ goes down its layers; kernels/ "
+          f"includes kernels/ alone and keeps no state "
           f"({' < '.join(read_layers(root))})")
