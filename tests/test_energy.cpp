@@ -181,6 +181,25 @@ TEST(Energy, TheGpuCounterGivesEachRepetitionsJoulesAndTheClocks) {
   EXPECT_DOUBLE_EQ(d.gflop_per_j, 2.0 / e.gpu.kernel_joules_per_rep);
 }
 
+// A sampler read returned late (its thread suspended between the read and
+// its time stamp) is not placed at the late time: the joules stay 200 W times
+// the window. Placed late, its early count would lower the joules at every
+// phase edge between the read and its return.
+TEST(Energy, ASamplerReadReturnedLateIsNotPlacedLate) {
+  auto lib = fake_nvml();
+  auto power = watts("200");
+  // The sampler's 6th read (one every energy_every) comes near the last
+  // repetition's end, and returns after it.
+  ScopedEnv stall_read("FAKE_NVML_STALL_READ", "6");
+  ScopedEnv stall("FAKE_NVML_STALL_MS", "60");
+  EnergyMeters meters = EnergyMeters::open({{"uuid", "GPU-fake"}});
+  ASSERT_NE(meters.gpu, nullptr) << meters.gpu_why_not;
+  const EntryEnergy e = three_reps(meters, true, true, 10);
+  ASSERT_TRUE(e.gpu.measured()) << e.gpu.not_available;
+  EXPECT_NEAR(e.gpu.joules, 200 * e.gpu.seconds, 0.05 * 200 * e.gpu.seconds);
+  EXPECT_NEAR(e.gpu.mean_power_w, 200.0, 10.0);
+}
+
 // Without copies the kernel is the repetition: its joules are the
 // repetitions' (the gaps between them apart).
 TEST(Energy, WithoutCopiesTheKernelsJoulesAreTheRepetitions) {

@@ -560,11 +560,26 @@ EnergyLog::Reading EnergyLog::read() {
 // repetition; in between, the counter every energy_every, the state every
 // state_every (and once before the first repetition). A device without an
 // energy counter, or one that stops answering, keeps its clocks.
+//
+// A read is placed at the middle of the call that made it: a thread the
+// scheduler suspends between the read and its time stamp would otherwise put
+// an early count at a late time (under load, half a window's joules lost).
+// The sampler's reads that took longer than energy_every cannot be placed
+// and are dropped; the two bracketing reads are kept, at their middles.
+std::optional<EnergyLog::GpuSample> EnergyLog::timed_gpu_read(Clock::duration longest) {
+  const auto before = Clock::now();
+  const auto joules = m_meters.gpu->energy_j();
+  const auto after = Clock::now();
+  if (!joules) return std::nullopt;
+  if (after - before > longest) return GpuSample{Clock::time_point::min(), *joules};
+  return GpuSample{before + (after - before) / 2, *joules};
+}
+
 void EnergyLog::start_sampler() {
   GpuMeter& gpu = *m_meters.gpu;
   m_states.push_back(gpu.state());
-  if (const auto first = gpu.energy_j())
-    m_gpu_samples.push_back({Clock::now(), *first});
+  if (const auto first = timed_gpu_read(Clock::duration::max()))
+    m_gpu_samples.push_back(*first);
   else
     m_gpu_lost = true;
   m_sampler = std::make_unique<Sampler>();
@@ -574,7 +589,7 @@ void EnergyLog::start_sampler() {
     while (!s->wake.wait_for(lock, energy_every, [s] { return s->stop; })) {
       const bool lost = m_gpu_lost;
       lock.unlock();
-      const auto joules = lost ? std::nullopt : gpu.energy_j();
+      const auto sample = lost ? std::nullopt : timed_gpu_read(energy_every);
       const auto t = Clock::now();
       std::optional<GpuState> state;
       if (t - state_read >= state_every) {
@@ -582,10 +597,10 @@ void EnergyLog::start_sampler() {
         state_read = t;
       }
       lock.lock();
-      if (joules)
-        m_gpu_samples.push_back({t, *joules});
-      else
+      if (!sample)
         m_gpu_lost = true;
+      else if (sample->t != Clock::time_point::min())  // else a stretched read: dropped
+        m_gpu_samples.push_back(*sample);
       if (state) m_states.push_back(*state);
     }
   });
@@ -601,8 +616,8 @@ void EnergyLog::stop_sampler() {
   m_sampler->thread.join();
   m_sampler.reset();
   if (m_gpu_lost) return;
-  if (const auto last = m_meters.gpu->energy_j())
-    m_gpu_samples.push_back({Clock::now(), *last});
+  if (const auto last = timed_gpu_read(Clock::duration::max()))
+    m_gpu_samples.push_back(*last);
   else
     m_gpu_lost = true;
 }

@@ -184,6 +184,9 @@ class EnergyLog {
     double joules;
   };
   Reading read();
+  // The GPU's counter and the middle of the call that read it; a call longer
+  // than `longest` gets time_point::min() (it cannot be placed in time).
+  std::optional<GpuSample> timed_gpu_read(Clock::duration longest);
   void start_sampler();
   void stop_sampler();
   double gpu_joules_at(Clock::time_point t) const;  // interpolated between samples

@@ -15,14 +15,21 @@
 //   FAKE_NVML_LOST_FILE  the counter is not supported from the moment this
 //                      file exists (a test makes it while portalab's sampler
 //                      reads, without changing the environment under it)
+//   FAKE_NVML_STALL_MS with FAKE_NVML_WATTS, the Nth read (FAKE_NVML_STALL_READ,
+//                      default 1) on a thread other than nvmlInit_v2's
+//                      (portalab's sampler) returns its count this many ms
+//                      late, as a thread the scheduler suspends between the
+//                      read and its time stamp
 //   FAKE_NVML_REASONS  the clock-event reason bits (default 0)
 //   FAKE_NVML_INIT     "fail": nvmlInit_v2 says the driver is not loaded
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -35,13 +42,20 @@ std::string env(const char* name, const char* fallback) {
   return v ? v : fallback;
 }
 
+std::thread::id init_thread;  // FAKE_NVML_STALL_MS: reads on other threads
+std::atomic<int> other_thread_reads{0};
+
 }  // namespace
 
 extern "C" {
 
 using nvmlDevice_t = void*;
 
-int nvmlInit_v2() { return env("FAKE_NVML_INIT", "") == "fail" ? driver_not_loaded : success; }
+int nvmlInit_v2() {
+  init_thread = std::this_thread::get_id();
+  other_thread_reads = 0;
+  return env("FAKE_NVML_INIT", "") == "fail" ? driver_not_loaded : success;
+}
 int nvmlShutdown() { return success; }
 const char* nvmlErrorString(int rc) {
   switch (rc) {
@@ -80,6 +94,11 @@ int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long long* mj) {
     if (const double update = std::stod(env("FAKE_NVML_UPDATE_MS", "0")); update > 0)
       ms = std::floor(ms / update) * update;
     *mj = 5000000 + static_cast<unsigned long long>(std::stod(watts) * ms);  // W x ms = mJ
+    if (std::this_thread::get_id() != init_thread && !env("FAKE_NVML_STALL_MS", "").empty() &&
+        ++other_thread_reads == std::stoi(env("FAKE_NVML_STALL_READ", "1"))) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double, std::milli>(std::stod(env("FAKE_NVML_STALL_MS", "0"))));
+    }
     return success;
   }
   static unsigned long long reads = 0;
