@@ -150,6 +150,29 @@ class PageLogicTest(unittest.TestCase):
                           ("Cuda", 10, "pinned", 1.0, "PASS"),
                           ("Cuda", 10, "pageable", 2.0, "PASS")])
 
+    def test_copy_overlap_reads_its_own_metrics(self):
+        """copy_overlap's perfect-overlap times and fractions are the
+        experiment's metrics, read as written (figures here set apart from
+        what the rows' times would give, so that a figure computed again
+        would show)."""
+        def overlap_row(variant, kernel, **metrics):
+            return dict(row("Cuda", 1000, kernel + 1, "pinned", kernel=kernel, variant=variant,
+                            experiment="copy_overlap"), metrics=metrics)
+        rows = [overlap_row("serial", 10.0, perfect_overlap_ms=4.0, duplex_overlap_ms=3.0),
+                overlap_row("pipelined_2", 5.0, speedup=1.7, of_perfect=0.7, of_duplex=0.55),
+                overlap_row("pipelined_3", 4.0, speedup=2.4, of_perfect=0.9)]
+        found = {r["variant"]: rest for r, *rest in self.sections.overlap_rows(rows)}
+        self.assertEqual(sorted(found), ["pipelined_2", "pipelined_3"])
+        perfect, of, sentence = found["pipelined_2"]
+        self.assertEqual((perfect, of), (4.0, 0.7))
+        for words in ("1.70× as fast as serial", "70% of a perfect overlap", "(4 ms)",
+                      "55% of one that also overlaps the two copy directions (3 ms)"):
+            self.assertIn(words, sentence)
+        perfect, of, sentence = found["pipelined_3"]
+        self.assertEqual((perfect, of), (4.0, 0.9))
+        self.assertIn("2.40× as fast as serial, 90%", sentence)
+        self.assertNotIn("copy directions", sentence)  # no of_duplex: not said
+
     def test_figures_have_ids_of_their_own_and_alt_text(self):
         plt = self.figures.plt
         figs = self.figures.Figures()

@@ -163,8 +163,11 @@ def metric(r, name):
 
 
 def overlap_rows(rows):
-    """(row, its time, the perfect overlap's time, sentence) of each variant
-    run on several instances, against its one-instance variant."""
+    """(row, the perfect overlap's time, its fraction of it, sentence) of
+    each variant run on several instances, against its one-instance variant.
+    copy_overlap's figures are its own metrics (the serial row's
+    perfect_overlap_ms and duplex_overlap_ms, the pipelined rows' of_perfect
+    and of_duplex), read as the binary wrote them."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r["kernel_ms"] > 0]
     entry = ("hostname", "experiment", "space", "dtype", "n", "copies", "ranks", "parameters")
@@ -176,23 +179,28 @@ def overlap_rows(rows):
         if metric(r, "overlap") is not None:  # inverse_pair concurrent
             seq = next((s for s in same if s["variant"] == "sequential"), None)
             if seq:
-                out.append((r, seq["kernel_ms"] / 2, (
+                out.append((r, seq["kernel_ms"] / 2, seq["kernel_ms"] / 2 / r["kernel_ms"], (
                     f"{r['experiment']} on {where}: two inversions on two instances take "
                     f"{num(r['kernel_ms'])} ms against {num(seq['kernel_ms'])} ms one after the "
                     f"other, an overlap of {pct(metric(r, 'overlap'))} (a perfect one: 50%).")))
         elif metric(r, "of_perfect") is not None:  # copy_overlap pipelined_k
             serial = next((s for s in same if s["variant"] == "serial"), None)
             if serial and metric(serial, "perfect_overlap_ms"):
-                out.append((r, metric(serial, "perfect_overlap_ms"), (
+                duplex = (f", {pct(metric(r, 'of_duplex'))} of one that also overlaps the two "
+                          f"copy directions ({num(metric(serial, 'duplex_overlap_ms'))} ms)"
+                          if metric(r, "of_duplex") and metric(serial, "duplex_overlap_ms")
+                          else "")
+                out.append((r, metric(serial, "perfect_overlap_ms"), metric(r, "of_perfect"), (
                     f"{r['experiment']} {r['variant']} on {where}: {times(metric(r, 'speedup'))} "
                     f"as fast as serial, {pct(metric(r, 'of_perfect'))} of a perfect overlap of "
-                    f"copies with compute ({num(metric(serial, 'perfect_overlap_ms'))} ms).")))
+                    f"copies with compute ({num(metric(serial, 'perfect_overlap_ms'))} ms)"
+                    f"{duplex}.")))
         elif metric(r, "vs_1") is not None and r["variant"] != "instances_1":
             digits = re.sub(r"\D", "", r["variant"])
             k = int(digits) if 0 < len(digits) < 10 else 1
             one = next((s for s in same if s["variant"] == "instances_1"), None)
             if one and k > 0:
-                out.append((r, one["kernel_ms"] / k, (
+                out.append((r, one["kernel_ms"] / k, one["kernel_ms"] / k / r["kernel_ms"], (
                     f"{r['experiment']} on {where}: {k} instances run {times(metric(r, 'vs_1'))} "
                     f"the kernels per second of one (a perfect overlap: {k}×).")))
     return out
@@ -210,21 +218,21 @@ def streams_section(figs, rows):
     for experiment in ordered(of_experiment):
         mine = of_experiment[experiment]
         names = [f"{r['space']} {r['variant']} {r['dtype']}"
-                 + ("" if pr.is_host_space(r["space"]) else f" {r['copies']}") for r, _, _ in mine]
+                 + ("" if pr.is_host_space(r["space"]) else f" {r['copies']}") for r, *_ in mine]
         # Sentences and bars at each series' largest size (a sweep's every
         # size would be thousands of bars); the table has every row.
         largest = {}
-        for i, (r, _, _) in enumerate(mine):
+        for i, (r, *_) in enumerate(mine):
             k = (names[i], r["hostname"], r["ranks"], pr.hashable(r["parameters"]))
             if k not in largest or r["n"] > mine[largest[k]][0]["n"]:
                 largest[k] = i
         shown = sorted(largest.values())
         bars = [mine[i] for i in shown]
-        blocks.append(text(*[s for _, _, s in bars]))
+        blocks.append(text(*[s for *_, s in bars]))
         fig, ax = figures.plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(bars)))
-        ax.barh(range(len(bars)), [r["kernel_ms"] for r, _, _ in bars], color="tab:blue",
+        ax.barh(range(len(bars)), [r["kernel_ms"] for r, *_ in bars], color="tab:blue",
                 label="measured")
-        ax.scatter([p for _, p, _ in bars], range(len(bars)), marker="|", s=300, color="black",
+        ax.scatter([p for _, p, *_ in bars], range(len(bars)), marker="|", s=300, color="black",
                    zorder=3, label="perfect overlap")
         ax.set_yticks(range(len(bars)), [f"{names[i]} n = {size(mine[i][0]['n'])}" for i in shown],
                       fontsize=7)
@@ -234,8 +242,8 @@ def streams_section(figs, rows):
         ax.set_title(f"{experiment}: measured against a perfect overlap", fontsize=10)
         fig.tight_layout()
         tab = table(["series", "n", "ms", "perfect ms", "of perfect"],
-                    [[nm, size(r["n"]), num(r["kernel_ms"]), num(p), pct(p / r["kernel_ms"])]
-                     for nm, (r, p, _) in zip(names, mine)])
+                    [[nm, size(r["n"]), num(r["kernel_ms"]), num(p), pct(of)]
+                     for nm, (r, p, of, _) in zip(names, mine)])
         blocks.append(figs.block(
             fig, f"{experiment}: bars of the measured time of each variant on several instances "
             f"at its largest size, with a tick at the time a perfect overlap would take.",
