@@ -135,7 +135,7 @@ TEST_F(ResultFiles, SpeedupIsRelativeToTheFirstHostSpace) {
   const std::string baseline = portalab::enabled_space_names().front();
   for (const auto& r : summary.results) {
     EXPECT_EQ(r.baseline, baseline);
-    if (r.space == baseline) EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+    if (r.space == baseline) EXPECT_DOUBLE_EQ(r.speedup_over_baseline, 1.0);
   }
 }
 
@@ -161,11 +161,11 @@ TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
   };
   rows.back().status = portalab::Status::fail;  // a failed row gets no speedup
   portalab::assign_speedups(rows);
-  EXPECT_DOUBLE_EQ(rows[0].speedup, 1.0);
-  EXPECT_DOUBLE_EQ(rows[1].speedup, 1.0);
+  EXPECT_DOUBLE_EQ(rows[0].speedup_over_baseline, 1.0);
+  EXPECT_DOUBLE_EQ(rows[1].speedup_over_baseline, 1.0);
   EXPECT_EQ(rows[2].baseline, host);
-  EXPECT_DOUBLE_EQ(rows[2].speedup, 5.0);
-  EXPECT_EQ(rows[3].speedup, 0.0);
+  EXPECT_DOUBLE_EQ(rows[2].speedup_over_baseline, 5.0);
+  EXPECT_EQ(rows[3].speedup_over_baseline, 0.0);
   EXPECT_EQ(rows[3].baseline, "");
 }
 

@@ -294,7 +294,7 @@ degree = 3
         EXPECT_GT(r.metric("perfect_overlap_ms"), 0.0);
       } else {
         EXPECT_GT(r.metric("of_perfect"), 0.0);
-        EXPECT_GT(r.metric("speedup"), 0.0);
+        EXPECT_GT(r.metric("speedup_over_serial"), 0.0);
         EXPECT_NE(r.timed_by.find("instances"), std::string::npos) << r.timed_by;
       }
     } else {

@@ -147,7 +147,7 @@ void relate_copy_overlap(std::span<CaseRow> rows) {
   if (!serial) return;
   for (auto& r : rows) {
     if (&r == serial || !r.passed || r.kernel_ms <= 0) continue;
-    r.set_metric("speedup", serial->kernel_ms / r.kernel_ms);
+    r.set_metric("speedup_over_serial", serial->kernel_ms / r.kernel_ms);
     r.set_metric("of_perfect", serial->metric("perfect_overlap_ms") / r.kernel_ms);
     r.set_metric("of_duplex", serial->metric("duplex_overlap_ms") / r.kernel_ms);
   }

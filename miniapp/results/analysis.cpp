@@ -333,7 +333,7 @@ nlohmann::json analysis_json(const std::vector<Result>& results) {
   return {{"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
           {"multi_rank_crossover", rank_crossover_json(find_rank_crossovers(results))},
           {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))},
-          {"speedups", speedups_json(find_speedups(results))},
+          {"speedup_over_host", speedups_json(find_speedups(results))},
           {"fusion", fusion_json(find_fusion_ratios(results))}};
 }
 

@@ -61,7 +61,8 @@ struct DtypeRatio {
 // How many times faster a space ran than its reference, for one experiment,
 // variant, type and rank count, at each size both ran (passed rows): a
 // device space against the best host space at that size, a parallel host
-// space against Serial (the same lesson on the host's cores).
+// space against Serial (the same lesson on the host's cores): the summary's
+// speedup_over_host.
 struct Speedup {
   std::string experiment, variant, dtype, space;
   int ranks = 1;
@@ -100,7 +101,7 @@ std::vector<FusionRatio> find_fusion_ratios(const std::vector<Result>& results);
 nlohmann::json fusion_json(const std::vector<FusionRatio>& found);
 
 // All of the above as results.json's summary holds them (its keys
-// gpu_crossover, multi_rank_crossover, float64_over_float32, speedups, fusion).
+// gpu_crossover, multi_rank_crossover, float64_over_float32, speedup_over_host, fusion).
 nlohmann::json analysis_json(const std::vector<Result>& results);
 
 // The console summary printed after a run: both of the above.

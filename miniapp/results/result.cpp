@@ -92,10 +92,10 @@ void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& grou
       if (!b || key(c) < key(*b)) b = &c;
     }
   if (b) {
-    r.speedup = b->total.median / r.total.median;
+    r.speedup_over_baseline = b->total.median / r.total.median;
     r.baseline = b->space;
   } else {
-    r.speedup = 0.0;
+    r.speedup_over_baseline = 0.0;
     r.baseline.clear();
   }
 }
@@ -109,9 +109,9 @@ std::size_t Speedups::add(std::span<Result> rows, std::size_t i) {
   group.push_back(i);
   std::size_t first = i;
   for (std::size_t j : group) {
-    const auto before = std::make_pair(rows[j].speedup, rows[j].baseline);
+    const auto before = std::make_pair(rows[j].speedup_over_baseline, rows[j].baseline);
     assign_speedup(rows, group, j, order);
-    if (j != i && before != std::make_pair(rows[j].speedup, rows[j].baseline))
+    if (j != i && before != std::make_pair(rows[j].speedup_over_baseline, rows[j].baseline))
       first = std::min(first, j);
   }
   return first;
@@ -383,11 +383,14 @@ std::vector<Field> make_fields() {
        [](const Result& r) { return positive_or_none(r.h2d_pct_of_limit); }},
       {"d2h_pct_of_limit", both_files,
        [](const Result& r) { return positive_or_none(r.d2h_pct_of_limit); }},
-      {"speedup",
+      {"speedup_over_baseline",
        both_files,
-       [](const Result& r) { return positive_or_none(r.speedup); },
+       [](const Result& r) { return positive_or_none(r.speedup_over_baseline); },
        {"speedup", 8,
-        [](const Result& r) { return or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)); }},
+        [](const Result& r) {
+          return or_dash(r.speedup_over_baseline > 0,
+                         fmt::format("{:.2f}x", r.speedup_over_baseline));
+        }},
        11},
       {"baseline", both_files, text(&Result::baseline)},
       {"check",

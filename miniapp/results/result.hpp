@@ -95,8 +95,8 @@ struct Result {
   // transfer of its kind (0 when not known).
   Limit limit;
   double pct_of_limit = 0.0, h2d_pct_of_limit = 0.0, d2h_pct_of_limit = 0.0;
-  double speedup = 0.0;  // baseline space's total / this total; 0: none
-  std::string baseline;  // the space speedup is relative to
+  double speedup_over_baseline = 0.0;  // the baseline space's total / this total; 0: none
+  std::string baseline;                // the space speedup_over_baseline is against
   // How the kernel phase was timed: one fence on the case's instance, or
   // the experiment's own fences on each instance it ran on.
   std::string timed_by = "instance fence";
@@ -131,7 +131,7 @@ std::string threads_text(int space_threads, int library_threads);
 // else "library" where a library served the call; else "" (no choice).
 std::string row_path(std::string_view kernel_paths, std::string_view library);
 
-// Fills speedup and baseline: the first host space that ran the same
+// Fills speedup_over_baseline and baseline: the first host space that ran the same
 // experiment, variant, type, size and copy mode on as many ranks is the
 // baseline (ranks against one rank: parallel_efficiency).
 void assign_speedups(std::vector<Result>& results);
@@ -140,7 +140,7 @@ void assign_speedups(std::vector<Result>& results);
 // rows of its own group (experiment, variant, type, size), not all rows.
 class Speedups {
  public:
-  // Row i of rows is new: fills its speedup and those of its group that a
+  // Row i of rows is new: fills its speedup_over_baseline and those of its group that a
   // new baseline changes; returns the smallest index whose figures changed.
   std::size_t add(std::span<Result> rows, std::size_t i);
 

@@ -4,11 +4,13 @@
 // schema/limits.schema.json, and SCHEMA_VERSION of
 // scripts/portalab/results.py. Raise it with any change a reader must know
 // of; files without the field are version 1 (numbers as text). 3 added each
-// row's path; the scripts and the store read versions 2 and 3.
+// row's path; 4 named each speedup by what it is against (a row's
+// speedup_over_baseline, the summary's speedup_over_host, copy_overlap's
+// speedup_over_serial); the scripts and the store read versions 2 to 4.
 #pragma once
 
 namespace portalab {
 
-constexpr int schema_version = 3;
+constexpr int schema_version = 4;
 
 }  // namespace portalab

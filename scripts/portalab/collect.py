@@ -23,7 +23,7 @@ CSV_FIELDS = list(pr.KEY) + [
     *[f"{p}_ms" for p in pr.PHASES],
     *[f"{p}_{s}" for p in pr.PHASES for s in pr.STATS],
     "cold_ms", "first_in_process", "copies_alias", "bytes", "flops", "gbps", "gflops",
-    "speedup", "baseline", "rel_error", "tolerance", "note", *pr.RUN_FIELDS]
+    "speedup_over_baseline", "baseline", "rel_error", "tolerance", "note", *pr.RUN_FIELDS]
 
 
 def merge(rows, latest=False):
@@ -56,7 +56,7 @@ def fmt(v, spec=".4g"):
 
 def markdown(rows):
     head = ["machine", "device", "space", "experiment", "variant", "dtype", "n", "copies",
-            "total ms", "± std", "kernel ms", "speedup", "GB/s", "GFLOP/s", "check", "job"]
+            "total ms", "± std", "kernel ms", "× baseline", "GB/s", "GFLOP/s", "check", "job"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         ok = r["check"] in ("PASS", "FAIL")  # skipped and errored rows have no times
@@ -64,7 +64,8 @@ def markdown(rows):
                  r["dtype"], str(r["n"]), r["copies"],
                  fmt(r["total_ms"]) if ok else "", fmt(r["total_std_ms"], ".2g") if ok else "",
                  fmt(r["kernel_ms"]) if ok else "",
-                 fmt(r["speedup"], ".2f") + "x" if r.get("speedup") else "",
+                 fmt(r["speedup_over_baseline"], ".2f") + "x" if r.get("speedup_over_baseline")
+                 else "",
                  fmt(r["gbps"]) if ok else "", fmt(r["gflops"]) if ok else "",
                  r["check"], r["job_id"]]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells)

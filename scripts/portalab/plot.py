@@ -122,7 +122,7 @@ def speedup_plot(rows, experiment, n):
     fig = None
     for fig, ax, sub in panels(rows):
         size = size_for(sub, n)
-        sub = [r for r in sub if r["n"] == size and r.get("speedup")]
+        sub = [r for r in sub if r["n"] == size and r.get("speedup_over_baseline")]
         spaces, copies = bar_groups(sub, many)
         width = 0.8 / max(len(copies), 1)
         for k, c in enumerate(copies):
@@ -131,7 +131,7 @@ def speedup_plot(rows, experiment, n):
                 for r in sub:
                     if series_name(r, many) == s and r["copies"] == c:
                         xs.append(i + (k - (len(copies) - 1) / 2) * width)
-                        ys.append(r["speedup"])
+                        ys.append(r["speedup_over_baseline"])
             label = f"without copies ({c})" if c == "none" else f"with copies ({c})"
             bars = ax.bar(xs, ys, width, label=label)
             ax.bar_label(bars, fmt="%.2g", fontsize=7)

@@ -24,9 +24,10 @@ import sys
 
 # The newest version of the files this module reads
 # (miniapp/results/schema_version.hpp), and the oldest: version 2 lacks the
-# rows' path (read as None: unknown). Files without schema_version are
-# version 1, whose numbers were text.
-SCHEMA_VERSION = 3
+# rows' path (read as None: unknown); versions 2 and 3 name the speedups
+# otherwise (RENAMED_IN_VERSION_4, read under version 4's names). Files
+# without schema_version are version 1, whose numbers were text.
+SCHEMA_VERSION = 4
 OLDEST_VERSION = 2
 
 PHASES = ("h2d", "kernel", "d2h", "total")
@@ -268,8 +269,12 @@ def validate(doc, kind="results", part=None, at="", version=None):
     schema = known[kind]
     if part:
         schema = {"$ref": f"{schema['$id']}#/$defs/{part}"}
+        if part == "row":
+            doc = upgraded_row(doc, version)
     elif isinstance(doc, dict):
         version = doc.get("schema_version")
+        if kind == "results":
+            doc = upgraded(doc)
     older = {f"{k!r} is a required property" for k in ADDED_IN_VERSION_3} if version == 2 else ()
     try:
         errors = [e for e in _validator(schema, known).iter_errors(doc)
@@ -292,6 +297,46 @@ ADDED_IN_VERSION_2 = {"energy", "energy_sizes", "energy_with_copies", "energy_wi
 # Fields of schema_version 3, which version 2 files lack: unknown there
 # (None); validate() takes a version 2 file without them.
 ADDED_IN_VERSION_3 = {"path"}
+# Names version 4 gave each speedup, by what it is against, and the names
+# older files give them: a row's field, the summary's entry, a metric (of
+# copy_overlap's pipelined rows).
+RENAMED_IN_VERSION_4 = {
+    "row": {"speedup": "speedup_over_baseline"},
+    "summary": {"speedups": "speedup_over_host"},
+    "metrics": {"speedup": "speedup_over_serial"},
+}
+
+
+def _renamed(obj, names):
+    """obj (a dict) with its keys of older names under their new ones."""
+    if not isinstance(obj, dict) or not names.keys() & obj.keys():
+        return obj
+    return {names.get(k, k): v for k, v in obj.items()}
+
+
+def upgraded_row(row, version):
+    """A row of a file of schema_version `version` under version 4's names."""
+    if not isinstance(version, int) or version >= 4 or not isinstance(row, dict):
+        return row
+    row = _renamed(row, RENAMED_IN_VERSION_4["row"])
+    if isinstance(row.get("metrics"), dict):
+        row = dict(row, metrics=_renamed(row["metrics"], RENAMED_IN_VERSION_4["metrics"]))
+    return row
+
+
+def upgraded(doc):
+    """A results document (or a journal's head) of an older schema_version
+    under version 4's names, its schema_version kept: the scripts and the
+    schema know one name for each figure."""
+    version = doc.get("schema_version", 1) if isinstance(doc, dict) else None
+    if not isinstance(version, int) or version >= 4:
+        return doc
+    doc = dict(doc)
+    if isinstance(doc.get("summary"), dict):
+        doc["summary"] = _renamed(doc["summary"], RENAMED_IN_VERSION_4["summary"])
+    if isinstance(doc.get("results"), list):
+        doc["results"] = [upgraded_row(r, version) for r in doc["results"]]
+    return doc
 
 
 def _is_type(value, name):
@@ -532,7 +577,8 @@ def csv_problems(path):
         raise
     except (ResultsError, csv.Error) as e:
         return [str(e) if isinstance(e, ResultsError) else f"{path}:{reader.line_num}: not CSV ({e})"]
-    header = lines[0][1] if lines else []
+    # A file of version 3 or older names the row's speedup otherwise.
+    header = [RENAMED_IN_VERSION_4["row"].get(h, h) for h in lines[0][1]] if lines else []
     expected = csv_columns()
     problems = []
     if sorted(header) != sorted(expected):
@@ -569,6 +615,8 @@ def _json_problems(path, doc, kind, what):
         check_version(doc, path, what)
     except ResultsError as e:
         return [str(e)]
+    if kind == "results":
+        doc = upgraded(doc)
     problems = validate(doc, kind)
     # What jsonschema does not check: integers past 64 bits.
     beyond = None if problems else first_problem(doc, kind)
@@ -776,8 +824,8 @@ def read_journal(path):
     summary = {"entries": len(rows), "failed": counts["FAIL"], "errors": counts["ERROR"],
                "skipped": counts["SKIPPED"], "not_applicable": counts["N/A"],
                "incomplete": "the run did not finish: rows read from its journal"}
-    return {"schema_version": head["schema_version"], "provenance": prov, "summary": summary,
-            "results": rows}
+    return upgraded({"schema_version": head["schema_version"], "provenance": prov,
+                     "summary": summary, "results": rows})
 
 
 def read_document(path):
@@ -800,7 +848,7 @@ def _read_document(path):
                     and os.path.lexists(path)):
                 raise
             # a journal begun but empty: results.json stands
-    return check_version(read_json(path), path), path
+    return upgraded(check_version(read_json(path), path)), path
 
 
 def load_document(path):
@@ -984,7 +1032,7 @@ ANALYSIS = {
     "gpu_crossover": ("experiment", "variant", "dtype", "device", "ranks"),
     "multi_rank_crossover": ("experiment", "variant", "space", "dtype", "copies", "ranks"),
     "float64_over_float32": ("experiment", "variant", "space", "copies", "n"),
-    "speedups": ("experiment", "variant", "dtype", "space", "ranks"),
+    "speedup_over_host": ("experiment", "variant", "dtype", "space", "ranks"),
     "fusion": ("experiment", "space", "dtype", "ranks", "n"),
 }
 
@@ -1001,7 +1049,7 @@ ANALYSIS_VALUES = {
     "gpu_crossover": ("sizes", *CROSSOVER_MODES.values()),
     "multi_rank_crossover": ("sizes", "pays"),
     "float64_over_float32": ("kernel_ratio",),
-    "speedups": ("against", "sizes"),
+    "speedup_over_host": ("against", "sizes"),
     "fusion": ("unfused_over_fused",),
 }
 

@@ -115,7 +115,7 @@ class CrossoverTest(unittest.TestCase):
         self.assertIsNone(pr.missing_analysis("r", doc))
         self.assertEqual(summary["gpu_crossover"], reference_crossovers(doc))  # none on a host
         self.assertEqual(summary["multi_rank_crossover"], [])
-        for kind, reference in (("speedups", reference_speedups),
+        for kind, reference in (("speedup_over_host", reference_speedups),
                                 ("fusion", reference_fusion),
                                 ("float64_over_float32", reference_dtype_ratios)):
             fields = pr.ANALYSIS[kind]
@@ -159,8 +159,9 @@ class PageLogicTest(unittest.TestCase):
             return dict(row("Cuda", 1000, kernel + 1, "pinned", kernel=kernel, variant=variant,
                             experiment="copy_overlap"), metrics=metrics)
         rows = [overlap_row("serial", 10.0, perfect_overlap_ms=4.0, duplex_overlap_ms=3.0),
-                overlap_row("pipelined_2", 5.0, speedup=1.7, of_perfect=0.7, of_duplex=0.55),
-                overlap_row("pipelined_3", 4.0, speedup=2.4, of_perfect=0.9)]
+                overlap_row("pipelined_2", 5.0, speedup_over_serial=1.7, of_perfect=0.7,
+                            of_duplex=0.55),
+                overlap_row("pipelined_3", 4.0, speedup_over_serial=2.4, of_perfect=0.9)]
         found = {r["variant"]: rest for r, *rest in self.sections.overlap_rows(rows)}
         self.assertEqual(sorted(found), ["pipelined_2", "pipelined_3"])
         perfect, of, sentence = found["pipelined_2"]
@@ -416,7 +417,7 @@ def reference_crossovers(doc):
 
 
 def reference_speedups(doc):
-    """The summary's speedups: a device against the best host space at each
+    """The summary's speedup_over_host: a device against the best host space at each
     size, a parallel host space against Serial; totals with copies (a host:
     any row), kernels in any copy mode."""
     total, kernel, spaces = {}, {}, {}
@@ -495,7 +496,7 @@ def with_reference_summary(doc):
     GPU's rows never ran through the binary): the test's own computation."""
     doc = dict(doc, summary=dict(doc["summary"]))
     doc["summary"].update(gpu_crossover=reference_crossovers(doc),
-                          speedups=reference_speedups(doc), fusion=reference_fusion(doc),
+                          speedup_over_host=reference_speedups(doc), fusion=reference_fusion(doc),
                           float64_over_float32=reference_dtype_ratios(doc))
     return doc
 

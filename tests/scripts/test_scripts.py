@@ -605,14 +605,21 @@ class ValidateTest(Base):
         self.assertIn(f"{path}: results/2/threads: '1' is not of type 'integer'", out)
         self.assertIn(f"{path}: results/0/limit: ", out)
 
-    def test_a_csv_cell_is_named_by_line_and_column(self):
+    def broken_csv(self, name, change):
+        """A copy of the run's results.csv with change(lines) applied."""
         with open(os.path.join(self.run_dir, "results.csv"), newline="") as f:
             rows = list(csv.reader(f))
-        rows[2][rows[0].index("threads")] = "one"
-        path = os.path.join(self.tmp, "csv", "results.csv")
+        change(rows)
+        path = os.path.join(self.tmp, name, "results.csv")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", newline="") as f:
             csv.writer(f).writerows(rows)
+        return path
+
+    def test_a_csv_cell_is_named_by_line_and_column(self):
+        def change(rows):
+            rows[2][rows[0].index("threads")] = "one"
+        path = self.broken_csv("csv", change)
         rc, out, _ = self.validate(path)
         self.assertEqual(rc, 1, out)
         self.assertIn(f"{path}:3: threads: 'one' is not of type 'integer'", out)
@@ -662,9 +669,44 @@ class ValidateTest(Base):
         self.assertEqual(rc, 1, out)
         self.assertIn(f"{path}: results/0: 'path' is a required property", out)
 
+    def test_a_version_3_file_is_read_under_version_4_names(self):
+        """Version 3 named a row's speedup_over_baseline `speedup`, the
+        summary's speedup_over_host `speedups` and copy_overlap's metric
+        speedup_over_serial `speedup`: its files are valid still (results.json
+        and results.csv), and read under the new names."""
+        from portalab import results as pr
+
+        def older(doc):
+            doc["schema_version"] = 3
+            doc["summary"]["speedups"] = doc["summary"].pop("speedup_over_host")
+            for row in doc["results"]:
+                row["speedup"] = row.pop("speedup_over_baseline")
+        path = self.broken("v3", older)
+        rc, out, err = self.validate(path)
+        self.assertEqual(rc, 0, out + err)
+        doc, rows = pr.read_run(path)
+        self.assertEqual(doc["summary"]["speedup_over_host"], self.doc["summary"]["speedup_over_host"])
+        self.assertEqual([r["speedup_over_baseline"] for r in rows],
+                         [r["speedup_over_baseline"] for r in self.doc["results"]])
+        self.assertTrue(any(r["speedup_over_baseline"] for r in rows))
+        self.assertNotIn("speedup", rows[0])
+        self.assertEqual(pr.upgraded_row({"metrics": {"speedup": 2.0, "of_perfect": 0.9}}, 3),
+                         {"metrics": {"speedup_over_serial": 2.0, "of_perfect": 0.9}})
+        self.assertEqual(pr.upgraded_row({"metrics": {"speedup": 2.0}}, 4),
+                         {"metrics": {"speedup": 2.0}})  # a version 4 metric of that name is its own
+        def older_header(rows):
+            rows[0][rows[0].index("speedup_over_baseline")] = "speedup"
+        rc, out, err = self.validate(self.broken_csv("csv_v3", older_header))
+        self.assertEqual(rc, 0, out + err)
+        # A version 4 file knows one name.
+        path = self.broken("v4_old_name", lambda doc: doc["results"][0].update(speedup=1.0))
+        rc, out, _ = self.validate(path)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("speedup", out)
+
     def test_every_reader_names_the_version_of_another_file(self):
         old = self.broken("v1", lambda doc: doc.pop("schema_version"))
-        new = self.broken("v4", lambda doc: doc.update(schema_version=4))
+        new = self.broken("v5", lambda doc: doc.update(schema_version=5))
         plots = os.path.join(self.tmp, "plots")
         for name, *args in (("collect.py", old), ("compare.py", old, new), ("plot.py", old, "--out", plots),
                             ("roofline.py", old, "--out", plots), ("pct_of_limit.py", old),
@@ -677,7 +719,7 @@ class ValidateTest(Base):
             self.assertIn(f"{old}: a results file of schema_version 1, written before", err)
         rc, _, err = script("collect.py", new)
         self.assertEqual(rc, 2, err)
-        self.assertIn(f"{new}: a results file of schema_version 4, these scripts read versions 2 to 3",
+        self.assertIn(f"{new}: a results file of schema_version 5, these scripts read versions 2 to 4",
                       err)
 
     def test_a_missing_path_exits_2(self):

@@ -40,7 +40,7 @@ def contest(rows):
 
 def speedups(found, space, phase):
     """{(experiment, variant, dtype): {n: speedup}} of space on one rank in
-    phase ("total" or "kernel"), from the summary's speedups."""
+    phase ("total" or "kernel"), from the summary's speedup_over_host."""
     out = {}
     for s in found:
         if s["space"] == space and s["ranks"] == 1:
@@ -75,7 +75,7 @@ def reasons_section(rows, has_gpu, found):
         others = join(ref) if len(ref) == 1 else f"the best of {join(ref)}"
         # 1. too small: the total with copies (a device's best of pageable and
         # pinned), at the smallest size against the largest
-        su = speedups(found["speedups"], fast, "total")
+        su = speedups(found["speedup_over_host"], fast, "total")
         tab, lose_small, win_large = [], 0, 0
         for (exp, var, dt), byn in sorted(su.items()):
             small, large = min(byn), max(byn)
@@ -100,7 +100,7 @@ def reasons_section(rows, has_gpu, found):
                                f"in both: run a sweep (inputs/sweep.toml) to see it."))
         # 2. too little arithmetic: speedup of the kernel alone at the largest size
         ai = intensity(rows)
-        kern = speedups(found["speedups"], fast, "kernel")
+        kern = speedups(found["speedup_over_host"], fast, "kernel")
         low, high, tab = [], [], []
         for (exp, var, dt), byn in sorted(kern.items(),
                                           key=lambda kv: (ai.get(kv[0][0], 0), kv[0])):
@@ -166,8 +166,9 @@ def overlap_rows(rows):
     """(row, the perfect overlap's time, its fraction of it, sentence) of
     each variant run on several instances, against its one-instance variant.
     copy_overlap's figures are its own metrics (the serial row's
-    perfect_overlap_ms and duplex_overlap_ms, the pipelined rows' of_perfect
-    and of_duplex), read as the binary wrote them."""
+    perfect_overlap_ms and duplex_overlap_ms, the pipelined rows'
+    speedup_over_serial, of_perfect and of_duplex), read as the binary wrote
+    them."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r["kernel_ms"] > 0]
     entry = ("hostname", "experiment", "space", "dtype", "n", "copies", "ranks", "parameters")
@@ -191,8 +192,9 @@ def overlap_rows(rows):
                           if metric(r, "of_duplex") and metric(serial, "duplex_overlap_ms")
                           else "")
                 out.append((r, metric(serial, "perfect_overlap_ms"), metric(r, "of_perfect"), (
-                    f"{r['experiment']} {r['variant']} on {where}: {times(metric(r, 'speedup'))} "
-                    f"as fast as serial, {pct(metric(r, 'of_perfect'))} of a perfect overlap of "
+                    f"{r['experiment']} {r['variant']} on {where}: "
+                    f"{times(metric(r, 'speedup_over_serial'))} as fast as serial, "
+                    f"{pct(metric(r, 'of_perfect'))} of a perfect overlap of "
                     f"copies with compute ({num(metric(serial, 'perfect_overlap_ms'))} ms)"
                     f"{duplex}.")))
         elif metric(r, "vs_1") is not None and r["variant"] != "instances_1":
