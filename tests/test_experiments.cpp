@@ -202,4 +202,56 @@ TEST(VariantTables, InstancesAndCopiesAreDeclaredNotParsed) {
   EXPECT_THROW(overlap->variant_index("pipelined_7"), std::invalid_argument);
 }
 
+// The streams experiments' relate sets each multi-instance row's ideal:
+// perfect_overlap_ms (inverse_pair: the sequential time over 2;
+// concurrent_small: instances_1's over k) and of_perfect, that over the row's
+// time; the report reads them and computes neither (issue 46).
+TEST(VariantTables, RelateSetsThePerfectOverlapOfEachRowOnSeveralInstances) {
+  struct Row {
+    const char* variant;
+    double kernel_ms;
+    bool passed = true;
+    portalab::Metrics metrics{};
+  };
+  const auto relate = [](const char* experiment, std::vector<Row>& rows) {
+    const auto* info = portalab::find_experiment(experiment);
+    ASSERT_NE(info, nullptr);
+    ASSERT_TRUE(info->relate);
+    std::vector<portalab::CaseRow> seen;
+    for (auto& r : rows)
+      seen.push_back({.variant = r.variant,
+                      .dtype = "float32",
+                      .n = 100,
+                      .passed = r.passed,
+                      .kernel_ms = r.kernel_ms,
+                      .metrics = r.metrics});
+    info->relate(seen);
+  };
+  std::vector<Row> pair{{"sequential", 10.0}, {"concurrent", 8.0}};
+  relate("inverse_pair", pair);
+  EXPECT_EQ(portalab::metric(pair[1].metrics, "perfect_overlap_ms", -1), 5.0);
+  EXPECT_EQ(portalab::metric(pair[1].metrics, "of_perfect", -1), 5.0 / 8.0);
+  EXPECT_EQ(portalab::metric(pair[1].metrics, "overlap", -1), 1.0 - 8.0 / 10.0);
+  EXPECT_EQ(portalab::metric(pair[0].metrics, "perfect_overlap_ms", -1), -1);
+
+  std::vector<Row> small{{"instances_1", 12.0},
+                         {"instances_2", 8.0},
+                         {"instances_4", 4.0},
+                         {"instances_8", 3.0, false}};
+  relate("concurrent_small", small);
+  EXPECT_EQ(portalab::metric(small[1].metrics, "perfect_overlap_ms", -1), 6.0);
+  EXPECT_EQ(portalab::metric(small[1].metrics, "of_perfect", -1), 6.0 / 8.0);
+  EXPECT_EQ(portalab::metric(small[2].metrics, "perfect_overlap_ms", -1), 3.0);
+  EXPECT_EQ(portalab::metric(small[2].metrics, "of_perfect", -1), 3.0 / 4.0);
+  EXPECT_EQ(portalab::metric(small[2].metrics, "vs_1", -1), 3.0);
+  // instances_1 is its own reference; a failed row gets no figure.
+  EXPECT_EQ(portalab::metric(small[0].metrics, "of_perfect", -1), -1);
+  EXPECT_TRUE(small[3].metrics.empty());
+
+  // No passing reference row: no ideal to set.
+  std::vector<Row> alone{{"sequential", 10.0, false}, {"concurrent", 8.0}};
+  relate("inverse_pair", alone);
+  EXPECT_TRUE(alone[1].metrics.empty());
+}
+
 }  // namespace

@@ -300,6 +300,7 @@ degree = 3
     } else {
       EXPECT_GT(r.metric("kernels_per_ms"), 0.0);
       EXPECT_GT(r.metric("vs_1"), 0.0);
+      EXPECT_EQ(r.metric("of_perfect") > 0.0, r.variant != "instances_1");
       EXPECT_EQ(r.launches, 6.0);
     }
   }

@@ -3,12 +3,16 @@
 // its own slice (kernels/polynomial.hpp; `degree` sets how long one runs),
 // spread round-robin over 1, 2, 4 or 8 instances from partition_space
 // (variants instances_1 … instances_8). Throughput is kernels per
-// millisecond; each row also gets it relative to instances_1 (`vs_1`).
+// millisecond; each row also gets it relative to instances_1 (`vs_1`), and
+// a row on k > 1 instances `perfect_overlap_ms` = instances_1's time / k (its
+// k instances wholly at once) and `of_perfect` = perfect_overlap_ms / its time
+// (1 = a perfect overlap).
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "experiment/polynomial_check.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace portalab {
 namespace {
@@ -68,12 +72,29 @@ class ConcurrentSmall {
   std::size_t m_n;
 };
 
-// vs_1: each row's throughput over that of instances_1 in the same case.
+// The instances a variant runs on, as variants() declares them (the same in
+// every space and type).
+int instances_of(std::string_view variant) {
+  for (const auto& v : ConcurrentSmall<Kokkos::DefaultHostExecutionSpace, float>::variants())
+    if (v.name == variant) return v.instances;
+  return 1;
+}
+
+// vs_1: each row's throughput over that of instances_1 in the same case;
+// perfect_overlap_ms and of_perfect: each row on k > 1 instances against
+// instances_1's time shared perfectly among them.
 void relate_concurrent_small(std::span<CaseRow> rows) {
   const CaseRow* one = passing_row(rows, "instances_1");
   if (!one) return;
-  for (auto& r : rows)
-    if (r.passed && r.kernel_ms > 0) r.set_metric("vs_1", one->kernel_ms / r.kernel_ms);
+  for (auto& r : rows) {
+    if (!r.passed || r.kernel_ms <= 0) continue;
+    r.set_metric("vs_1", one->kernel_ms / r.kernel_ms);
+    const int k = instances_of(r.variant);
+    if (k < 2) continue;
+    const double perfect_ms = one->kernel_ms / k;
+    r.set_metric("perfect_overlap_ms", perfect_ms);
+    r.set_metric("of_perfect", perfect_ms / r.kernel_ms);
+  }
 }
 
 [[maybe_unused]] const bool registered = register_experiment<ConcurrentSmall, float, double>(

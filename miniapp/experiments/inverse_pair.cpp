@@ -5,7 +5,9 @@
 //               library call on its own instance's stream and cuSOLVER handle
 // Both are timed by the fence on each instance they ran on. The concurrent
 // row gets `overlap` = 1 − t_concurrent / t_sequential: the share of the
-// sequential time that running the two at once saved.
+// sequential time that running the two at once saved; `perfect_overlap_ms` =
+// t_sequential / 2, the time of two inversions wholly at once; and
+// `of_perfect` = perfect_overlap_ms / t_concurrent (1 = a perfect overlap).
 #include "experiment/experiment.hpp"
 #include "platform/instances.hpp"
 #include "kernels/factorization.hpp"
@@ -77,13 +79,18 @@ class InversePair {
   std::array<libraries::LuInverse<Space, T>, 2> m_solve;
 };
 
-// overlap on the concurrent row, from the sequential row of the same case.
+// overlap, perfect_overlap_ms and of_perfect on the concurrent row, from the
+// sequential row of the same case.
 void relate_inverse_pair(std::span<CaseRow> rows) {
   const CaseRow* sequential = passing_row(rows, "sequential");
   if (!sequential) return;
-  for (auto& r : rows)
-    if (&r != sequential && r.passed && r.kernel_ms > 0)
-      r.set_metric("overlap", 1.0 - r.kernel_ms / sequential->kernel_ms);
+  const double perfect_ms = sequential->kernel_ms / 2;  // the two inversions wholly at once
+  for (auto& r : rows) {
+    if (&r == sequential || !r.passed || r.kernel_ms <= 0) continue;
+    r.set_metric("overlap", 1.0 - r.kernel_ms / sequential->kernel_ms);
+    r.set_metric("perfect_overlap_ms", perfect_ms);
+    r.set_metric("of_perfect", perfect_ms / r.kernel_ms);
+  }
 }
 
 [[maybe_unused]] const bool registered = register_experiment<InversePair, float, double>(

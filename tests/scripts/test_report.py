@@ -174,6 +174,42 @@ class PageLogicTest(unittest.TestCase):
         self.assertIn("2.40× as fast as serial, 90%", sentence)
         self.assertNotIn("copy directions", sentence)  # no of_duplex: not said
 
+    def test_instance_overlaps_read_their_own_metrics(self):
+        """inverse_pair's and concurrent_small's perfect-overlap times and
+        fractions are the rows' own metrics, read as written (figures set
+        apart from sequential / 2 and instances_1 / k, so that a figure
+        computed again would show); a file without them (written before the
+        binary set them) says so and the report computes none."""
+        def inst_row(experiment, variant, kernel, **metrics):
+            return dict(row("Cuda", 1000, kernel + 1, "pinned", kernel=kernel, variant=variant,
+                            experiment=experiment), metrics=metrics)
+        rows = [inst_row("inverse_pair", "sequential", 10.0),
+                inst_row("inverse_pair", "concurrent", 8.0, overlap=0.2,
+                         perfect_overlap_ms=4.5, of_perfect=0.6),
+                inst_row("concurrent_small", "instances_1", 12.0, vs_1=1.0),
+                inst_row("concurrent_small", "instances_2", 8.0, vs_1=1.5,
+                         perfect_overlap_ms=5.5, of_perfect=0.65),
+                inst_row("concurrent_small", "instances_4", 4.0, vs_1=3.0)]  # an older file's
+        found = {r["variant"]: rest for r, *rest in self.sections.overlap_rows(rows)}
+        self.assertEqual(sorted(found), ["concurrent", "instances_2", "instances_4"])
+        perfect, of, sentence = found["concurrent"]
+        self.assertEqual((perfect, of), (4.5, 0.6))
+        for words in ("an overlap of 20%", "60% of a perfect overlap (4.5 ms)"):
+            self.assertIn(words, sentence)
+        perfect, of, sentence = found["instances_2"]
+        self.assertEqual((perfect, of), (5.5, 0.65))
+        self.assertIn("65% of a perfect overlap (5.5 ms)", sentence)
+        perfect, of, sentence = found["instances_4"]
+        self.assertEqual((perfect, of), (None, None))
+        self.assertIn("a perfect overlap's time is not in the results file", sentence)
+        # The page's tables the same: "-" where the file has no figure.
+        page = self.sections.streams_section(self.figures.Figures(), rows)
+        tables = {r[0]: r[3:] for b in page["blocks"] if b.get("table")
+                  for r in b["table"]["rows"]}
+        self.assertEqual(tables, {"Cuda concurrent float32 pinned": ["4.5", "60%"],
+                                  "Cuda instances_2 float32 pinned": ["5.5", "65%"],
+                                  "Cuda instances_4 float32 pinned": ["-", "-"]})
+
     def test_figures_have_ids_of_their_own_and_alt_text(self):
         plt = self.figures.plt
         figs = self.figures.Figures()
