@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # Configures the project afresh in WORK with ARGS (and the Kokkos this build
 # uses, installed or fetched: its cache of built prefixes, its archives) and
 # checks the outcome: EXPECT_FAIL set, that configuring fails; and that its

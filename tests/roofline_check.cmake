@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # A calibrated run of a tiny deck, then scripts/roofline.py on its results:
 # one PNG per space, each a real PNG.
 file(REMOVE_RECURSE "${OUT}")

@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # Runs `portalab run DECK --out OUT ARGS`, checks its exit code, an expected
 # text in stderr (and stdout), and, on success, that both result files exist and hold rows
 # (and, with EXPECT_TOOL, that their provenance names that Kokkos Tools library, loaded).

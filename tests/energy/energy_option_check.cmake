@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # `portalab run --energy on|off` end to end, on a fake powercap tree (RAPL
 # readable, as on a bare-metal node): on, every row carries the CPU's energy
 # and the run says what it reads; off, nothing is opened (no row has energy,
@@ -47,9 +48,9 @@ function(expect_off name)
     message(FATAL_ERROR "${name}: the run does not say energy is off")
   endif()
   string(JSON type TYPE "${json_${name}}" results 0 energy)
-  string(JSON off ERROR_VARIABLE no GET "${json_${name}}" provenance energy off)
-  if(NOT type STREQUAL "NULL" OR NOT off)
-    message(FATAL_ERROR "${name}: results[0].energy is ${type}, provenance.energy.off '${off}'")
+  string(JSON said_off ERROR_VARIABLE no GET "${json_${name}}" provenance energy off)
+  if(NOT type STREQUAL "NULL" OR NOT said_off)
+    message(FATAL_ERROR "${name}: results[0].energy is ${type}, provenance.energy.off '${said_off}'")
   endif()
 endfunction()
 

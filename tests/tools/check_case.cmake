@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # Runs `CASES CASE` (tests/tools/checker_cases.cpp) with the event checker TOOL
 # loaded through KOKKOS_TOOLS_LIBS; checks its exit code and EXPECT in stderr.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env KOKKOS_TOOLS_LIBS=${TOOL} ${CASES} ${CASE}

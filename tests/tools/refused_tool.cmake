@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)  # policies as the project's: the same on a newer CMake
 # Runs `PORTALAB ARGS` with KOKKOS_TOOLS_LIBS=LIBS where LIBS is given (its
 # '|' read as ';', the separator of Kokkos' list: a ';' does not survive
 # add_test's arguments); checks exit code 2, EXPECT in stderr, and that OUT,
