@@ -9,15 +9,15 @@
 // or skipped for memory); 128 + the signal (143 SIGTERM, 130 SIGINT, 129
 // SIGHUP, ...) when a signal stopped a run, as a shell reports a process the
 // signal killed, after the results so far were written.
+#include "command_line.hpp"
 #include "db.hpp"
+#include "list.hpp"
 #include "deck/deck.hpp"
 #include "engine/agreement.hpp"
 #include "engine/session.hpp"
-#include "list.hpp"
 #include "support/console.hpp"
 #include "support/files.hpp"
 #include "support/interrupt.hpp"
-#include "support/suggest.hpp"
 #include "support/text.hpp"
 #include "ranks/comm.hpp"
 #include "results/provenance.hpp"
@@ -33,68 +33,15 @@
 
 namespace {
 
+using portalab::command_word;
 using portalab::exit_bad_input;
 using portalab::exit_check_failed;
 using portalab::exit_nothing_measured;
 using portalab::exit_unexpected;
+using portalab::not_expected;
 using portalab::startup;
+using portalab::unknown_command;
 using portalab::unshared_error;
-
-// The first word that is no option: the command (portalab's own options
-// take no value); "" when there is none.
-std::string command_word(const std::vector<char*>& args) {
-  for (std::size_t i = 1; i < args.size(); ++i)
-    if (args[i][0] != '-') return args[i];
-  return {};
-}
-
-std::vector<std::string> command_names(const CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-    names.push_back(sub->get_name());
-  return names;
-}
-
-// Why `word` names no command ("" when it names one): CLI11 would say "A
-// subcommand is required" of a mistyped one.
-std::string unknown_command(const CLI::App& app, const std::string& word) {
-  const auto names = command_names(app);
-  if (word.empty())
-    return fmt::format("a command is required: one of {} (`portalab help` describes them)",
-                       fmt::join(names, ", "));
-  if (std::find(names.begin(), names.end(), word) != names.end()) return {};
-  return fmt::format("'{}' is not a portalab command ({}){}", portalab::shown(word),
-                     fmt::join(names, ", "), portalab::did_you_mean(word, names));
-}
-
-// What a command was given and does not take, said with the nearest option
-// (CLI11 says "The following argument was not expected").
-std::string not_expected(const CLI::App& app, const std::string& word) {
-  const CLI::App* sub = word.empty() ? nullptr : app.get_subcommand(word);
-  // A command's own command (`db import`): the innermost one given.
-  std::string path = sub ? sub->get_name() : std::string();
-  while (sub && !sub->get_subcommands().empty()) {
-    sub = sub->get_subcommands().front();
-    path += " " + sub->get_name();
-  }
-  const CLI::App& command = sub && !sub->remaining().empty() ? *sub : app;
-  const auto extras = command.remaining();
-  const std::string name = &command == &app ? std::string("portalab") : path;
-  const std::string help = &command == &app ? std::string("`portalab help` lists what it takes")
-                           : path.find(' ') == std::string::npos
-                               ? fmt::format("`portalab help {}` lists what it takes", name)
-                               : fmt::format("`portalab {} --help` lists what it takes", name);
-  for (const auto& extra : extras) {
-    if (extra.empty() || extra[0] != '-') continue;
-    std::vector<std::string> options;
-    for (const CLI::Option* o : command.get_options())
-      for (const auto& long_name : o->get_lnames()) options.push_back("--" + long_name);
-    return fmt::format("{}: unknown option '{}' ({}){}", name, portalab::shown(extra), help,
-                       portalab::did_you_mean(extra.substr(0, extra.find('=')), options));
-  }
-  return fmt::format("{}: '{}' was not expected ({})", name,
-                     portalab::shown(fmt::format("{}", fmt::join(extras, " "))), help);
-}
 
 int portalab_main(int argc, char** argv) {
   // MPI first (a launcher started this process) and last: Kokkos lives
