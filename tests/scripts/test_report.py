@@ -132,8 +132,9 @@ class PageLogicTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        from portalab.report import figures, rows, sections
-        cls.figures, cls.rows, cls.sections = figures, rows, sections
+        from portalab.report import energy, figures, noise, rows, streams
+        cls.figures, cls.rows = figures, rows
+        cls.streams, cls.energy, cls.noise = streams, energy, noise
         figures.plt = pr.require_matplotlib()
         figures.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab"})
 
@@ -162,7 +163,7 @@ class PageLogicTest(unittest.TestCase):
                 overlap_row("pipelined_2", 5.0, speedup_over_serial=1.7, of_perfect=0.7,
                             of_duplex=0.55),
                 overlap_row("pipelined_3", 4.0, speedup_over_serial=2.4, of_perfect=0.9)]
-        found = {r["variant"]: rest for r, *rest in self.sections.overlap_rows(rows)}
+        found = {r["variant"]: rest for r, *rest in self.streams.overlap_rows(rows)}
         self.assertEqual(sorted(found), ["pipelined_2", "pipelined_3"])
         perfect, of, sentence = found["pipelined_2"]
         self.assertEqual((perfect, of), (4.0, 0.7))
@@ -190,7 +191,7 @@ class PageLogicTest(unittest.TestCase):
                 inst_row("concurrent_small", "instances_2", 8.0, vs_1=1.5,
                          perfect_overlap_ms=5.5, of_perfect=0.65),
                 inst_row("concurrent_small", "instances_4", 4.0, vs_1=3.0)]  # an older file's
-        found = {r["variant"]: rest for r, *rest in self.sections.overlap_rows(rows)}
+        found = {r["variant"]: rest for r, *rest in self.streams.overlap_rows(rows)}
         self.assertEqual(sorted(found), ["concurrent", "instances_2", "instances_4"])
         perfect, of, sentence = found["concurrent"]
         self.assertEqual((perfect, of), (4.5, 0.6))
@@ -203,7 +204,7 @@ class PageLogicTest(unittest.TestCase):
         self.assertEqual((perfect, of), (None, None))
         self.assertIn("a perfect overlap's time is not in the results file", sentence)
         # The page's tables the same: "-" where the file has no figure.
-        page = self.sections.streams_section(self.figures.Figures(), rows)
+        page = self.streams.streams_section(self.figures.Figures(), rows)
         tables = {r[0]: r[3:] for b in page["blocks"] if b.get("table")
                   for r in b["table"]["rows"]}
         self.assertEqual(tables, {"Cuda concurrent float32 pinned": ["4.5", "60%"],
@@ -245,10 +246,10 @@ class PageLogicTest(unittest.TestCase):
                 "energy_without_copies": {"measured": True, "smallest_n": 10,
                                           "holds_above": True}}]}}
         rows = doc["results"]
-        self.assertIsNone(self.sections.energy_section([("r", doc, rows)], rows))  # none measured
+        self.assertIsNone(self.energy.energy_section([("r", doc, rows)], rows))  # none measured
         doc = synthetic.with_energy(doc, throttled=lambda r: r["copies"] == "pageable")
         rows = doc["results"]
-        s = self.sections.energy_section([("r", doc, rows)], rows)
+        s = self.energy.energy_section([("r", doc, rows)], rows)
         html = json.dumps(s)
         self.assertIn("vector_poly fused float32 on Cuda: with copies never (n from 10 to 10); "
                       "without copies from n = 10", html)
@@ -259,7 +260,7 @@ class PageLogicTest(unittest.TestCase):
         self.assertEqual(cells[("Cuda", "none")][10], "6.67 GFLOP/J")
         self.assertEqual(cells[("Serial", "none")][6:8], ["CPU", "0.3"])
         self.assertEqual(cells[("Cuda", "pageable")][14], "sw_power_cap")
-        noise = json.dumps(self.sections.noise_section([("r", doc, rows)], rows))
+        noise = json.dumps(self.noise.noise_section([("r", doc, rows)], rows))
         self.assertIn("1 row THROTTLED", noise)
 
 

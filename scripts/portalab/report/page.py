@@ -11,10 +11,16 @@ from portalab.report.figures import Figures
 from portalab.report.rows import (device_spaces, experiments_in, groups, many_hosts, one_copy_mode,
                                   ordered)
 from portalab.report.experiments import NO_SUMMARY, experiment_section
-from portalab.report.sections import (compare_section, energy_section, failures_section,
-                                      glance_section, limits_section, noise_section,
-                                      provenance_section, ranks_section, reasons_section,
-                                      streams_section)
+from portalab.report.comparison import compare_section
+from portalab.report.energy import energy_section
+from portalab.report.failures import failures_section
+from portalab.report.glance import glance_section
+from portalab.report.limits import limits_section
+from portalab.report.noise import noise_section
+from portalab.report.provenance import provenance_section
+from portalab.report.ranks import ranks_section
+from portalab.report.reasons import reasons_section
+from portalab.report.streams import streams_section
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = "report.html.j2"

@@ -10,6 +10,10 @@ def measured(r):
     return r["check"] in ("PASS", "FAIL") and r.get("total_ms") is not None
 
 
+def metric(r, name):
+    return (r.get("metrics") or {}).get(name)
+
+
 def experiments_in(rows):
     """Experiments in the order the runs measured them."""
     return list(dict.fromkeys(r["experiment"] for r in rows))
