@@ -3,7 +3,11 @@
 #include "support/console.hpp"
 #include "support/interrupt.hpp"
 #include "support/text.hpp"
+#include "results/result_files.hpp"
+#include "store/prometheus.hpp"
+#include "store/references.hpp"
 #include "store/store.hpp"
+#include "support/files.hpp"
 
 #include <fmt/format.h>
 
@@ -24,12 +28,10 @@ struct DbCommand {
   std::vector<std::string> import_paths;
   store::HistoryOptions history_options;
   store::FleetOptions fleet_options;
+  std::string prometheus;  // fleet --prometheus FILE
 };
 
-namespace {
-
-// Columns padded to their widest cell, the last one left ragged.
-std::string table(const std::vector<std::vector<std::string>>& lines) {
+std::string text_table(const std::vector<std::vector<std::string>>& lines) {
   std::vector<std::size_t> width;
   for (const auto& l : lines)
     for (std::size_t i = 0; i < l.size(); ++i) {
@@ -57,6 +59,8 @@ std::string table(const std::vector<std::vector<std::string>>& lines) {
   }
   return out;
 }
+
+namespace {
 
 std::string number(const nlohmann::json& v, const char* spec = "{:.4g}") {
   return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>()) : "-";
@@ -110,7 +114,7 @@ void print_history(const store::History& h) {
                         "history: {} rows, the last {} runs of each, {} ms; latest run against the "
                         "earlier ones\n",
                         h.rows.size(), h.last, h.phase) +
-                    table(lines);
+                    text_table(lines);
   out += fmt::format("\nregressions: {}{}\n", h.regressions.size(),
                      h.regressions.empty()
                          ? fmt::format(" (none slower by more than {:g}%)", h.threshold_pct)
@@ -148,7 +152,7 @@ void print_members(const nlohmann::json& members, const char* what) {
                          flag});
       }
   }
-  std::cout << table(lines);
+  std::cout << text_table(lines);
 }
 
 void print_fleet(const nlohmann::json& f) {
@@ -249,9 +253,13 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
   c->fleet->add_option("--tolerance", f.tolerance_pct,
                        "percent below the group's median that makes an outlier (default 10)");
   c->fleet->add_option("--references", f.references,
-                       "reference figures, CSV: model,quantity,value,unit,source,date (default: "
-                       "data/reference-figures.csv shipped with portalab)");
+                       "reference figures, CSV: model,quantity,value,unit,source,date[,basis] "
+                       "(default $PORTALAB_REFERENCE, else data/reference-figures.csv shipped "
+                       "with portalab)");
   c->fleet->add_flag("--json", c->json, "one JSON document instead of tables");
+  c->fleet->add_option("--prometheus", c->prometheus,
+                       "also write the figures for node_exporter's textfile collector here (a "
+                       ".prom file, written atomically)");
   return c;
 }
 
@@ -280,8 +288,19 @@ int run_db_command(const DbCommand& c) {
       return h.regressions.empty() ? 0 : 1;
     }
     auto options = c.fleet_options;
-    if (options.references.empty()) options.references = store::default_reference_figures();
+    options.references = store::reference_file(options.references);
+    try {  // before the fleet is judged
+      if (!c.prometheus.empty()) check_output_file(c.prometheus);
+    } catch (const OutputError& e) {
+      throw store::StoreError(2, e.what());
+    }
     const auto f = store::fleet(*db, options);
+    try {
+      if (!c.prometheus.empty()) store::write_prometheus(c.prometheus, store::fleet_gauges(f));
+    } catch (const OutputError& e) {
+      print_to(stderr, "error: {}\n", e.what());
+      return 1;
+    }
     if (c.json)
       std::cout << f.dump(2) << "\n";
     else

@@ -11,6 +11,7 @@
 // signal killed, after the results so far were written.
 #include "command_line.hpp"
 #include "db.hpp"
+#include "health.hpp"
 #include "list.hpp"
 #include "deck/deck.hpp"
 #include "engine/agreement.hpp"
@@ -143,6 +144,7 @@ int portalab_main(int argc, char** argv) {
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "the command to describe");
   const auto db_cmd = portalab::add_db_command(app);
+  const auto health_cmd = portalab::add_health_command(app);
 
   const bool root = portalab::world().rank() == 0;
   // Every way out before Kokkos starts meets the other ranks first.
@@ -218,6 +220,8 @@ int portalab_main(int argc, char** argv) {
     }
     portalab::check_kokkos_arguments(kokkos_args);
     if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);
+    if (portalab::health_command_given(*health_cmd))
+      return portalab::run_health_command(*health_cmd, kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return portalab::calibrate_session({cal_out, cal_spaces, cal_quick, cal_energy == "on",
                                           command},

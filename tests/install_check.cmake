@@ -52,6 +52,7 @@ foreach(f bin/portalab share/portalab/inputs/lab6-vector.toml share/portalab/inp
           share/portalab/scripts/portalab/nsys_sqlite.py share/portalab/scripts/timeline.py
           share/doc/portalab/performance.md share/doc/portalab/adding-an-experiment.md
           share/portalab/scripts/slurm/submit.sh share/portalab/scripts/slurm/run_deck.sbatch
+          share/portalab/scripts/slurm/healthcheck.sh share/portalab/data/reference-figures.csv
           share/portalab/scripts/validate.py share/portalab/schema/results.schema.json
           share/portalab/schema/limits.schema.json share/doc/portalab/README.md
           share/doc/portalab/LICENSE)

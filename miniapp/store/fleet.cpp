@@ -1,6 +1,7 @@
 // `portalab db fleet`: the GPUs and nodes of one job (or date range), each
 // against its group's median and the reference figures for its model, the
 // outliers flagged with why.
+#include "store/references.hpp"
 #include "store/store.hpp"
 #include "store/verdict.hpp"
 
@@ -24,74 +25,6 @@ constexpr int exit_bad_input = 2;
 // this long at least (the median over the GPUs): some twenty launches, so
 // that a launch's and the timer's jitter stay small beside it.
 constexpr double min_row_ms = 0.2;
-
-struct Reference {
-  double value = 0;
-  std::string unit, source, date;
-};
-// model -> quantity -> figure
-using References = std::map<std::string, std::map<std::string, Reference>>;
-
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-References read_references(const std::string& path) {
-  References refs;
-  if (path.empty()) return refs;
-  std::ifstream in(path);
-  if (!in)
-    throw StoreError(exit_bad_input, fmt::format("{}: cannot read the reference figures", path));
-  const std::vector<std::string> header{"model", "quantity", "value", "unit", "source", "date"};
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto f = csv_fields(line);
-    if (f == header) continue;
-    if (f.size() != header.size())
-      throw StoreError(
-          exit_bad_input,
-          fmt::format("{}:{}: {} fields; expected 6: model,quantity,value,unit,source,date", path,
-                      number, f.size()));
-    char* end = nullptr;
-    const double v = std::strtod(f[2].c_str(), &end);
-    if (f[2].empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
-      throw StoreError(exit_bad_input, fmt::format("{}:{}: value '{}': expected a positive number",
-                                                   path, number, f[2]));
-    refs[f[0]][f[1]] = {v, f[3], f[4], f[5]};
-  }
-  return refs;
-}
-
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const std::size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
-
-// Lower is better for latencies; rates otherwise.
-bool lower_is_better(const std::string& unit) { return unit == "us" || unit == "ms"; }
 
 // One figure of a GPU or node: a calibrated limit or a chosen row's rate,
 // with what its own measurement says of its noise.
@@ -147,7 +80,7 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
         for (const auto& [m, w] : worst)
           if (m != self) others.push_back(w);
         if (!ranges || others.empty()) return std::nullopt;
-        return median(others);
+        return median_of(others);
       }
     };
     auto spreads = [&](auto field) {
@@ -165,7 +98,7 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
           else
             s.ranges = false;
         }
-        s.middle = median(values);
+        s.middle = median_of(values);
         if (fs.size() >= 3 && s.middle > 0) {
           for (const double v : values)
             if (v > 0) logs.push_back(std::log(v / s.middle));
@@ -232,12 +165,18 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
             }
           }
           if (with_reference && ref != refs.end() && value > 0) {
-            if (const auto r = ref->second.find(q); r != ref->second.end() && r->second.value > 0) {
-              const double reference = r->second.value;
+            if (const auto r = ref->second.find(q);
+                r != ref->second.end() && r->second.measured && r->second.measured->value > 0) {
+              const Reference& measured = *r->second.measured;
+              const double reference = measured.value;
               f["reference"] = reference;
               f["vs_reference"] = value / reference;
-              f["reference_source"] = r->second.source;
-              f["reference_date"] = r->second.date;
+              f["reference_source"] = measured.source;
+              f["reference_date"] = measured.date;
+              if (const auto& p = r->second.published) {
+                f["published"] = p->value;
+                f["published_source"] = p->source;
+              }
               const double shortfall = lower ? value / reference - 1 : 1 - value / reference;
               const double noise = std::max(default_min_noise, own_noise(fig));
               if (shortfall > (lower ? 5 : 2) * tol &&
@@ -275,7 +214,7 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
           m->reasons.push_back(fmt::format("PCIe generation {:.0f}, its peers' {:.0f}", g, best));
       }
       if (m->facts.contains("applications_sm_mhz") && app_clocks.size() > 1) {
-        const double c = m->facts["applications_sm_mhz"].get<double>(), mid = median(app_clocks);
+        const double c = m->facts["applications_sm_mhz"].get<double>(), mid = median_of(app_clocks);
         if (c < mid * (1 - tol))
           m->reasons.push_back(fmt::format(
               "clocks held down: application SM clock {:.0f} MHz, its peers' {:.0f}", c, mid));
@@ -283,10 +222,10 @@ nlohmann::json judge(std::vector<Member>& members, const References& refs, doubl
       if (m->throttled > 0)
         m->reasons.push_back(fmt::format("clocks held down: THROTTLED in {} of {} rows",
                                          m->throttled, m->clocked_rows));
-      if (m->sm_mhz && sm.size() > 1 && *m->sm_mhz < median(sm) * (1 - tol))
+      if (m->sm_mhz && sm.size() > 1 && *m->sm_mhz < median_of(sm) * (1 - tol))
         m->reasons.push_back(
             fmt::format("clocks held down: SM clock {:.0f} MHz in its rows, its peers' {:.0f}",
-                        *m->sm_mhz, median(sm)));
+                        *m->sm_mhz, median_of(sm)));
       if (m->facts.contains("ecc_errors") && m->facts["ecc_errors"].get<double>() > 0)
         m->reasons.push_back(fmt::format("{:.0f} uncorrected ECC errors (NVML)",
                                          m->facts["ecc_errors"].get<double>()));
@@ -472,7 +411,7 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
         std::vector<double> times;
         for (const auto& [uuid, f] : row_values[n->second])
           if (f.ms) times.push_back(*f.ms);
-        if (!times.empty() && median(times) >= min_row_ms) pick = &n->second;
+        if (!times.empty() && median_of(times) >= min_row_ms) pick = &n->second;
       }
       if (pick)
         chosen.insert(*pick);
@@ -482,7 +421,7 @@ nlohmann::json fleet(Connection& db, const FleetOptions& o) {
   }
   for (const auto& label : chosen)
     for (const auto& [uuid, value] : row_values[label]) gpus[uuid].rows[label] = value;
-  for (auto& [uuid, vs] : clocks) gpus[uuid].sm_mhz = median(vs);
+  for (auto& [uuid, vs] : clocks) gpus[uuid].sm_mhz = median_of(vs);
 
   // Nodes: their host spaces' limits, the latest of each.
   std::map<std::string, Member> nodes;

@@ -290,6 +290,28 @@ std::string gpu_key(std::vector<std::string> uuids) {
   return key;
 }
 
+// How far apart the calibration's repetitions of a limit were, where it
+// found them unsteady (slowest more than 1.5 times the fastest). A limit
+// that is the best of a sweep (transfers) is unsteady only where the size
+// that gave the best was.
+std::optional<double> unsteady_ratio(const nlohmann::json& space, const std::string& quantity,
+                                     double value) {
+  std::optional<double> ratio;
+  for (const auto& u : obj(space, "unsteady")) {
+    std::string name = str(u, "limit");
+    const std::string dtype = str(u, "dtype");
+    if (name == "gemm_gflops" && !dtype.empty()) name = "gemm_" + dtype + "_gflops";
+    const auto fastest = num(u, "fastest"), slowest = num(u, "slowest");
+    if (name != quantity || !fastest || !slowest || *fastest <= 0 || *slowest <= 0) continue;
+    const bool best_of = u.contains("bytes") || u.contains("dtype");
+    if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value)
+      continue;
+    const double r = std::max(*fastest, *slowest) / std::min(*fastest, *slowest);
+    ratio = std::max(ratio.value_or(1.0), r);
+  }
+  return ratio;
+}
+
 class Importer {
  public:
   explicit Importer(Connection& db)
@@ -491,54 +513,15 @@ class Importer {
  private:
   void add_limits(std::int64_t run, int rank, const std::string& gpu, const nlohmann::json& spaces,
                   bool host_spaces) {
-    for (const auto& s : spaces) {
-      const std::string space = str(s, "space");
-      const bool host_space = s.is_object() && s.value("host", false);
-      if (space.empty() || (host_space && !host_spaces)) continue;
-      auto limit = [&](const std::string& quantity, std::optional<double> v, const char* unit) {
-        if (!v || *v <= 0) return;
-        m_limit.bind(1, run).bind(2, rank).bind(3, space).bind(4, host_space ? 1 : 0);
-        if (host_space || gpu.empty())
-          m_limit.bind_null(5);
-        else
-          m_limit.bind(5, gpu);
-        m_limit.bind(6, quantity)
-            .bind(7, *v)
-            .bind(8, unit)
-            .bind(9, unsteady_ratio(s, quantity, *v))
-            .run();
-      };
-      for (const char* q :
-           {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps", "read_gbps"})
-        limit(q, num(s, q), "GB/s");
-      limit("launch_us", num(s, "launch_us"), "us");
-      for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
-        if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
-      for (const auto& [kind, t] : obj(s, "transfers").items())
-        limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+    for (const auto& l : limit_figures(spaces)) {
+      if (l.host && !host_spaces) continue;
+      m_limit.bind(1, run).bind(2, rank).bind(3, l.space).bind(4, l.host ? 1 : 0);
+      if (l.host || gpu.empty())
+        m_limit.bind_null(5);
+      else
+        m_limit.bind(5, gpu);
+      m_limit.bind(6, l.quantity).bind(7, l.value).bind(8, l.unit).bind(9, l.unsteady).run();
     }
-  }
-
-  // How far apart the calibration's repetitions of a limit were, where it
-  // found them unsteady (slowest more than 1.5 times the fastest). A limit
-  // that is the best of a sweep (transfers) is unsteady only where the size
-  // that gave the best was.
-  static std::optional<double> unsteady_ratio(const nlohmann::json& space,
-                                              const std::string& quantity, double value) {
-    std::optional<double> ratio;
-    for (const auto& u : obj(space, "unsteady")) {
-      std::string name = str(u, "limit");
-      const std::string dtype = str(u, "dtype");
-      if (name == "gemm_gflops" && !dtype.empty()) name = "gemm_" + dtype + "_gflops";
-      const auto fastest = num(u, "fastest"), slowest = num(u, "slowest");
-      if (name != quantity || !fastest || !slowest || *fastest <= 0 || *slowest <= 0) continue;
-      const bool best_of = u.contains("bytes") || u.contains("dtype");
-      if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value)
-        continue;
-      const double r = std::max(*fastest, *slowest) / std::min(*fastest, *slowest);
-      ratio = std::max(ratio.value_or(1.0), r);
-    }
-    return ratio;
   }
 
   std::int64_t series_of(const nlohmann::json& r, const std::string& machine,
@@ -741,6 +724,28 @@ std::string run_id_of(const nlohmann::json& provenance) {
   return fmt::format(
       "fnv1a64:{:016x}",
       fnv1a64(provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
+std::vector<LimitFigure> limit_figures(const nlohmann::json& spaces) {
+  std::vector<LimitFigure> out;
+  for (const auto& s : spaces) {
+    const std::string space = str(s, "space");
+    if (space.empty()) continue;
+    const bool host = s.is_object() && s.value("host", false);
+    auto limit = [&](const std::string& quantity, std::optional<double> v, const char* unit) {
+      if (v && *v > 0)
+        out.push_back({space, host, quantity, unit, *v, unsteady_ratio(s, quantity, *v)});
+    };
+    for (const char* q :
+         {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps", "read_gbps"})
+      limit(q, num(s, q), "GB/s");
+    limit("launch_us", num(s, "launch_us"), "us");
+    for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
+      if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
+    for (const auto& [kind, t] : obj(s, "transfers").items())
+      limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+  }
+  return out;
 }
 
 namespace {

@@ -52,6 +52,18 @@ ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths,
 // a run writes once and every copy of its folder shares.
 std::string run_id_of(const nlohmann::json& provenance);
 
+// A calibration's limits (provenance.calibration.spaces) as the store keeps
+// them, one per space and quantity: "triad_gbps", "launch_us",
+// "gemm_float64_gflops", "h2d_pinned_gbps" (the best of its sweep), ...
+struct LimitFigure {
+  std::string space;
+  bool host = false;  // a host space's: the node's, not a GPU's
+  std::string quantity, unit;
+  double value = 0;
+  std::optional<double> unsteady;  // slowest / fastest, where calibration found it unsteady
+};
+std::vector<LimitFigure> limit_figures(const nlohmann::json& calibration_spaces);
+
 struct HistoryOptions {
   std::string machine, experiment, variant, dtype, space;
   std::string gpu;  // keys whose GPUs include this UUID

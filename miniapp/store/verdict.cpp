@@ -8,8 +8,6 @@
 
 namespace portalab::store {
 
-namespace {
-
 // nth_element, not a sort: the noise of a large history is the median of
 // hundreds of thousands of pairs.
 double median_of(std::vector<double> xs) {
@@ -20,6 +18,10 @@ double median_of(std::vector<double> xs) {
   if (n % 2) return *mid;
   return (*std::max_element(xs.begin(), mid) + *mid) / 2;
 }
+
+bool lower_is_better(const std::string& unit) { return unit == "us" || unit == "ms"; }
+
+namespace {
 
 std::optional<int> decade(double ms) {
   if (!(ms > 0)) return std::nullopt;

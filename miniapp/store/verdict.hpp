@@ -43,6 +43,10 @@ class Noise {
 };
 
 double robust_sigma(std::vector<double> xs);
+// The median (0 for none).
+double median_of(std::vector<double> xs);
+// A figure in these units is better lower (a latency); a rate otherwise.
+bool lower_is_better(const std::string& unit);
 
 // compare.py's classify: ("faster"|"slower"|"same"|"broken"|the new check in
 // lower case, relative change of the median). noise_sigma: the run-to-run

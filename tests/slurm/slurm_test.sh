@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Proves scripts/slurm/ on a real Slurm: starts munged, slurmctld and slurmd
 # on this host with their own config, state, logs and sockets in a temporary
-# folder, submits each job script through submit.sh with a small CPU deck,
-# waits (bounded), checks the jobs' states and result files, and stops every
+# folder (slurm_start.sh), submits each job script through submit.sh with a
+# small CPU deck, waits (bounded), checks the jobs' states and result files, and stops every
 # daemon it started, also when it fails.
 #   tests/slurm/slurm_test.sh SOURCE_DIR PORTALAB_BINARY
 # Exits 77 (skipped) without slurm-wlm and munge, or when not root (slurmd
@@ -12,100 +12,9 @@ src=$(cd "$1" && pwd)
 bin=$(realpath "$2")
 timeout_s=${PORTALAB_SLURM_TIMEOUT:-240}
 
-for cmd in munged slurmctld slurmd sbatch scontrol squeue scancel; do
-  command -v "$cmd" >/dev/null || { echo "SKIP: $cmd not installed (slurm-wlm, munge)"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to run slurmd"; exit 77; }
-
-tmp=$(mktemp -d /tmp/portalab_slurm.XXXXXX)
-mkdir -p "$tmp"/{state,spool,log,run,work}
-export SLURM_CONF=$tmp/slurm.conf
-
-started=()  # pid files of the daemons this test started
-stop_all() {
-  local rc=$?
-  set +e
-  if [ -f "$tmp/run/slurmctld.pid" ]; then
-    scancel --full --user="$(id -un)" 2>/dev/null  # every job: this Slurm is ours alone
-  fi
-  # Reverse order: slurmd, slurmctld, then munged (they need it to the end).
-  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
-    local pidfile=${started[$i]} pid
-    pid=$(cat "$pidfile" 2>/dev/null) || continue
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
-  done
-  if ((rc != 0)); then
-    echo "--- FAILED (exit $rc): daemon logs and job output"
-    tail -n 30 "$tmp"/log/*.log "$tmp"/work/*.out 2>/dev/null
-  fi
-  if [ -n "${PORTALAB_SLURM_KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
-  exit "$rc"
-}
-trap stop_all EXIT
-trap 'exit 1' INT TERM
-
-wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
-  local limit=$1 what=$2; shift 2
-  for _ in $(seq $((limit * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  echo "timed out after ${limit}s waiting for $what" >&2
-  return 1
-}
-
-# --- munge: its own key, socket and pid file.
-dd if=/dev/urandom of="$tmp/run/munge.key" bs=1024 count=1 status=none
-chmod 400 "$tmp/run/munge.key"
-started+=("$tmp/run/munged.pid")
-munged --force --key-file="$tmp/run/munge.key" --socket="$tmp/run/munge.socket" \
-  --pid-file="$tmp/run/munged.pid" --log-file="$tmp/log/munged.log" \
-  --seed-file="$tmp/run/munge.seed"
-wait_for 10 munged test -S "$tmp/run/munge.socket"
-
-# --- Slurm: one node, this host, a fake GPU (a GRES with no device file) so
-# that the scripts' --gpus-per-node request is scheduled as written.
-host=$(hostname -s)
-cpus=$(nproc)
-port=$((20000 + RANDOM % 20000))
-cat >"$SLURM_CONF" <<CONF
-ClusterName=portalabtest
-SlurmctldHost=$host
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$tmp/run/munge.socket
-StateSaveLocation=$tmp/state
-SlurmdSpoolDir=$tmp/spool
-SlurmctldPidFile=$tmp/run/slurmctld.pid
-SlurmdPidFile=$tmp/run/slurmd.pid
-SlurmctldLogFile=$tmp/log/slurmctld.log
-SlurmdLogFile=$tmp/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-MailProg=/bin/true
-ReturnToService=2
-MinJobAge=3600
-GresTypes=gpu
-NodeName=$host CPUs=$cpus Gres=gpu:2 State=UNKNOWN
-PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
-CONF
-# Two stand-in GPUs (any character devices): the node job has a task on each.
-printf 'Name=gpu File=/dev/null\nName=gpu File=/dev/zero\n' >"$tmp/gres.conf"
-
-started+=("$tmp/run/slurmctld.pid")
-slurmctld -i
-wait_for 30 slurmctld scontrol ping
-started+=("$tmp/run/slurmd.pid")
-slurmd
+# shellcheck source=tests/slurm/slurm_start.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm_start.sh"
+slurm_start ""
 wait_for 60 "node $host idle" bash -c "sinfo -h -n $host -o %t | grep -qx idle"
 
 # --- Submit through submit.sh, as a user would, from a work folder so that
