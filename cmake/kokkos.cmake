@@ -177,7 +177,18 @@ if("HIP" IN_LIST backends)
 endif()
 set(PORTALAB_KOKKOS_EXTRA_OPTIONS "" CACHE STRING
   "More -D options for a fetched Kokkos (the hip preset's: Debian's ROCm paths)")
-list(APPEND kokkos_options ${PORTALAB_KOKKOS_EXTRA_OPTIONS})
+# An option whose value is itself a list (the hip preset's AMDGPU flags, its
+# `;` written `\;`) cannot pass through execute_process's arguments, which
+# split it: it goes to Kokkos' configure in an initial-cache script (-C).
+set(kokkos_initial_cache "")
+foreach(option IN LISTS PORTALAB_KOKKOS_EXTRA_OPTIONS)
+  if(option MATCHES ";" AND option MATCHES "^-D([A-Za-z0-9_]+)(:[A-Z]+)?=(.*)$")
+    string(APPEND kokkos_initial_cache
+           "set(${CMAKE_MATCH_1} [==[${CMAKE_MATCH_3}]==] CACHE STRING \"\")\n")
+  else()
+    list(APPEND kokkos_options "${option}")
+  endif()
+endforeach()
 
 # Kokkos Kernels: the host BLAS and LAPACK (and cuBLAS, cuSOLVER), no
 # explicit instantiation (with it the build takes over half an hour on 2 cores).
@@ -206,6 +217,9 @@ endif()
 string(JOIN "\n" key "kokkos ${PORTALAB_KOKKOS_VERSION}" "kernels ${PORTALAB_KOKKOS_KERNELS_VERSION}"
        "compiler ${CMAKE_CXX_COMPILER} ${CMAKE_CXX_COMPILER_VERSION}" "${kokkos_options}"
        "${kernels_options}" "${kokkos_env}")
+if(kokkos_initial_cache)
+  string(APPEND key "\n${kokkos_initial_cache}")
+endif()
 foreach(patch IN LISTS patches)
   file(SHA256 "${patch}" patch_hash)
   string(APPEND key "\npatch ${patch_hash}")
@@ -257,8 +271,13 @@ if(NOT EXISTS "${stamp}" OR NOT built STREQUAL key)
   endif()
   cmake_host_system_information(RESULT jobs QUERY NUMBER_OF_LOGICAL_CORES)
   set(run ${CMAKE_COMMAND} -E env ${kokkos_env} ${CMAKE_COMMAND})
+  set(initial_cache "")
+  if(kokkos_initial_cache)
+    file(WRITE "${work}/kokkos-initial-cache.cmake" "${kokkos_initial_cache}")
+    set(initial_cache -C "${work}/kokkos-initial-cache.cmake")
+  endif()
   portalab_kokkos_step("Configuring Kokkos" "${work}/kokkos-configure.log"
-    ${run} -S "${kokkos_src}" -B "${work}/kokkos" -G "${CMAKE_GENERATOR}"
+    ${run} ${initial_cache} -S "${kokkos_src}" -B "${work}/kokkos" -G "${CMAKE_GENERATOR}"
     "-DCMAKE_CXX_COMPILER=${kokkos_compiler}" "-DCMAKE_INSTALL_PREFIX=${prefix}" ${kokkos_options})
   portalab_kokkos_step("Building Kokkos" "${work}/kokkos-build.log"
     ${run} --build "${work}/kokkos" --parallel ${jobs})
@@ -298,6 +317,12 @@ unset(CMAKE_DISABLE_FIND_PACKAGE_KokkosKernels)
 set(PORTALAB_KOKKOS_ORIGIN fetched)
 set(PORTALAB_KOKKOS_LOCATION "${prefix}")
 list(JOIN kokkos_options " " PORTALAB_KOKKOS_CONFIGURATION)
+foreach(option IN LISTS PORTALAB_KOKKOS_EXTRA_OPTIONS)
+  if(option MATCHES ";")
+    string(REPLACE ";" "," option "${option}")
+    string(APPEND PORTALAB_KOKKOS_CONFIGURATION " ${option}")
+  endif()
+endforeach()
 string(REPLACE "\\" "" PORTALAB_KOKKOS_CONFIGURATION "${PORTALAB_KOKKOS_CONFIGURATION}")
 if(patches)
   string(APPEND PORTALAB_KOKKOS_CONFIGURATION "; patched for CUDA 13")
