@@ -9,6 +9,7 @@
 # RANKS: ranks (default: every GPU nvidia-smi lists); PORTALAB_PYTHON: the
 # python3 with torch or cupy.
 set -uo pipefail
+case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 bin=$(realpath "${1:-build/cuda}")/portalab
 out=${2:-results/health-gpu-check}
 python=${PORTALAB_PYTHON:-python3}

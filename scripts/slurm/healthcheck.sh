@@ -32,8 +32,9 @@ esac
 case ${1:-} in
   --prolog) mode=prolog ;;
   --epilog) mode=epilog ;;
+  -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
   "") ;;
-  *) echo "healthcheck.sh: unknown argument '$1' (--prolog, --epilog or none)" >&2; exit 2 ;;
+  *) echo "healthcheck.sh: unknown argument '$1' (--prolog, --epilog, --help or none)" >&2; exit 2 ;;
 esac
 conf=${PORTALAB_HEALTH_CONF:-/etc/portalab/health.conf}
 if [ -r "$conf" ]; then
