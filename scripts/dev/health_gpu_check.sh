@@ -32,7 +32,7 @@ check() {  # NAME: one check, its output in OUT/NAME.txt; prints its time and ex
   "${launch[@]}" "$bin" health --out "$out/$name" --prometheus "$out/$name.prom" \
     >"$out/$name.txt" 2>&1 || rc=$?
   t1=$(date +%s.%N)
-  echo "=== $name: exit $rc in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s ($ranks ranks)"
+  echo "=== $name: exit $rc in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s ($ranks ranks)"
   cat "$out/$name.txt"
   return "$rc"
 }
