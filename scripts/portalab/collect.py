@@ -8,7 +8,10 @@ type, size and copy mode: a CSV with every field and a Markdown summary.
 
 Folders are searched for results.json. A key measured by several runs keeps
 one row per run (the run columns tell them apart) unless --latest keeps only
-the most recent. With neither --csv nor --md the Markdown goes to stdout.
+the most recent. With neither --csv nor --md the Markdown goes to stdout. A run that did
+not finish, or was interrupted, is named on stderr (its completed rows are
+read). The Markdown shows each name as portalab's messages do (control
+characters as \\xNN, cut past 200 bytes); the CSV keeps every field whole.
 """
 import argparse
 import csv
@@ -16,6 +19,7 @@ import io
 import sys
 
 from portalab import results as pr
+from portalab import text
 
 # Every field of a row, in this order; fields a newer portalab adds follow.
 CSV_FIELDS = list(pr.KEY) + [
@@ -68,8 +72,9 @@ def markdown(rows):
                  else "",
                  fmt(r["gbps"]) if ok else "", fmt(r["gflops"]) if ok else "",
                  r["check"], r["job_id"]]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells)
-                     + " |")
+        # Each name quoted and cut as portalab's messages show it (the CSV
+        # keeps every field whole).
+        lines.append("| " + " | ".join(text.shown(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -83,9 +88,11 @@ def main(argv=None):
                     help="keep only the newest run of each key")
     args = ap.parse_args(argv)
     try:
-        rows = merge(pr.load(args.paths), args.latest)
+        runs = pr.load_runs(args.paths)
     except pr.ResultsError as e:
         pr.fail(str(e))
+    pr.tell_incomplete(runs)
+    rows = merge([r for _, _, rs in runs for r in rs], args.latest)
     if args.csv:
         out = io.StringIO(newline="")
         write_csv(rows, out)

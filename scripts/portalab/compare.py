@@ -33,7 +33,10 @@ Anything else is "same". A check that passed in BASE and does not in NEW is
 
 Exit status: 0 no regression; 1 a regression: an entry "slower" by more than
 --threshold percent (median against median), or "broken"; 2 bad input.
-Entries on one side only are listed and do not count. Each side must hold one
+Entries on one side only are listed and do not count. A run that did not
+finish, or was interrupted, is named on stderr. Names are shown as
+portalab's messages show them (control characters as \\xNN, cut past 200
+bytes). Each side must hold one
 row per entry: compare one machine's runs with another's, or give --host and
 --device to pick one when a side mixes machines.
 """
@@ -43,6 +46,7 @@ import statistics
 import sys
 
 from portalab import results as pr
+from portalab import text
 
 SIGMAS = 4.0          # a change beyond this many noise deviations stands out
 MIN_GROUP = 12        # entries a decade needs for a noise estimate of its own
@@ -138,8 +142,9 @@ def index(rows, side):
     for r in rows:
         k = pr.key_of(r, pr.ENTRY_KEY)
         if k in out:
-            pr.fail(f"{side} has two rows for {' '.join(map(str, k))} "
-                    f"({out[k]['source']}, {r['source']}): pick one with --host/--device "
+            pr.fail(f"{side} has two rows for {' '.join(text.shown(v) for v in k)} "
+                    f"({text.shown(out[k]['source'])}, {text.shown(r['source'])}): pick one with "
+                    f"--host/--device "
                     f"or give one run")
         out[k] = r
     return out
@@ -191,13 +196,14 @@ def render(table, phase, markdown):
     head = [*pr.ENTRY_KEY, f"BASE {phase} ms [min, max]", f"NEW {phase} ms [min, max]", "change", "verdict"]
     lines = []
     for k, b, n, verdict, change, regressed in table:
-        cells = [*map(str, k), fmt_ms(b, phase), fmt_ms(n, phase),
+        # Names as portalab's messages show them: quoted, cut past 200 bytes.
+        cells = [*map(text.shown, k), fmt_ms(b, phase), fmt_ms(n, phase),
                  f"{change:+.1%}" if change is not None else "",
                  verdict + (" REGRESSION" if regressed else "")]
         lines.append(cells)
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(c) + " |" for c in lines]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in lines]
     else:
         widths = [max(len(row[i]) for row in [head] + lines) for i in range(len(head))]
         out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
@@ -228,14 +234,15 @@ def main(argv=None):
     if args.sigmas <= 0 or args.min_noise < 0:
         pr.fail("--sigmas must be > 0 and --min-noise >= 0")
     try:
-        base = pick(pr.load([args.base]), args.host, args.device)
-        new = pick(pr.load([args.new]), args.host, args.device)
-        if args.noise_from:
-            alike = [pick(pr.load([p]), args.host, args.device) for p in args.noise_from]
+        sides = [pr.load_runs([p]) for p in (args.base, args.new, *(args.noise_from or ()))]
     except pr.ResultsError as e:
         pr.fail(str(e))
+    for runs in sides:
+        pr.tell_incomplete(runs)
+    base, new, *alike = [pick([r for _, _, rs in runs for r in rs], args.host, args.device)
+                         for runs in sides]
     if not base or not new:
-        pr.fail(f"{args.base if not base else args.new}: no rows to compare "
+        pr.fail(f"{text.shown(args.base if not base else args.new)}: no rows to compare "
                 f"(check --host/--device)")
     noise = Noise(pairs_of(*alike) if args.noise_from else pairs_of(base, new), args.phase,
                   args.min_noise / 100)

@@ -21,7 +21,11 @@ Times are nanoseconds on the report's clock.
 import bisect
 import re
 import sqlite3
+import urllib.parse
 from dataclasses import dataclass, field
+
+from portalab import results as pr
+from portalab import text
 
 NVTX_PUSH_POP = 59
 NVTX_START_END = 60
@@ -305,14 +309,19 @@ def _read_graphs(db, tables, calls):
 def load(path):
     """The Profile in the SQLite export at path; ExportError if it is none."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        pr.sqlite_file(path, "an Nsight Systems export")
+    except pr.ResultsError as e:
+        raise ExportError(str(e)) from None
+    try:
+        db = sqlite3.connect(f"file:{urllib.parse.quote(path, errors='surrogateescape')}?mode=ro",
+                             uri=True)
         tables = _tables(db)
     except sqlite3.Error as e:
-        raise ExportError(f"{path}: not an SQLite database ({e})") from None
+        raise ExportError(f"{text.shown(path)}: not an SQLite database ({e})") from None
     try:
         if not tables & {"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                          "StringIds"}:
-            raise ExportError(f"{path}: no NVTX or CUDA tables: not an nsys export, or a "
+            raise ExportError(f"{text.shown(path)}: no NVTX or CUDA tables: not an nsys export, or a "
                               "profile without -t cuda,nvtx")
         strings = _strings(db, tables)
         calls = _launches(db, tables)
@@ -331,7 +340,7 @@ def load(path):
                               "by their GPU times")
         return p
     except sqlite3.Error as e:
-        raise ExportError(f"{path}: {e}") from None
+        raise ExportError(f"{text.shown(path)}: {e}") from None
     finally:
         db.close()
 

@@ -8,10 +8,16 @@ against the best transfer of its kind measured by the calibration.
 import argparse
 
 from portalab import results as pr
+from portalab import text
 
 
 def pct(v):
     return f"{100 * v:.1f}%" if v else "-"
+
+
+def rate(v):
+    """A rate (null where the row measured none, as a copy it did not make)."""
+    return "-" if v is None else f"{v:.1f}"
 
 
 def main():
@@ -19,21 +25,26 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--min-n", type=int, default=0, help="only rows with n >= this")
     args = parser.parse_args()
-    doc = pr.load_document(args.results)  # or its run's journal, if it did not finish
+    doc = pr.load_run(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     devices = {d["space"]: d.get("name", "") for d in doc["provenance"]["devices"]}
-    print(f"calibration: {cal['mode'] if cal else 'none'}")
+    print(f"calibration: {text.shown(cal['mode']) if cal else 'none'}")
     print(f"{'space':7} {'device':22} {'experiment':12} {'variant':9} {'copies':8} {'dtype':7} "
           f"{'n':>10} {'rate':>12} {'limit':>20} {'%lim':>6} {'h2d GB/s':>9} {'%lim':>6} "
           f"{'d2h GB/s':>9} {'%lim':>6}")
     for r in doc["results"]:
         if r["check"] != "PASS" or r["n"] < args.min_n:
             continue
-        rate = f"{r['gflops']:.1f} GF/s" if pr.limit_name(r) == "gemm" else f"{r['gbps']:.1f} GB/s"
-        print(f"{r['space']:7} {devices.get(r['space'], '')[:22]:22} {r['experiment']:12} "
-              f"{r['variant']:9} {r['copies']:8} {r['dtype']:7} {r['n']:>10} {rate:>12} "
-              f"{pr.limit_text(r['limit']):>20} {pct(r['pct_of_limit']):>6} {r['h2d_gbps']:>9.1f} "
-              f"{pct(r['h2d_pct_of_limit']):>6} {r['d2h_gbps']:>9.1f} {pct(r['d2h_pct_of_limit']):>6}")
+        speed = (f"{rate(r['gflops'])} GF/s" if pr.limit_name(r) == "gemm"
+                 else f"{rate(r['gbps'])} GB/s")
+        # Names as portalab's messages show them: quoted, cut past 200 bytes.
+        space, device, experiment, variant, copies, dtype = (
+            text.shown(v) for v in (r["space"], devices.get(r["space"], "")[:22], r["experiment"],
+                                    r["variant"], r["copies"], r["dtype"]))
+        print(f"{space:7} {device:22} {experiment:12} "
+              f"{variant:9} {copies:8} {dtype:7} {r['n']:>10} {speed:>12} "
+              f"{text.shown(pr.limit_text(r['limit'])):>20} {pct(r['pct_of_limit']):>6} {rate(r['h2d_gbps']):>9} "
+              f"{pct(r['h2d_pct_of_limit']):>6} {rate(r['d2h_gbps']):>9} {pct(r['d2h_pct_of_limit']):>6}")
 
 
 if __name__ == "__main__":

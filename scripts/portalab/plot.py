@@ -34,6 +34,7 @@ import os
 import sys
 
 from portalab import results as pr
+from portalab import text
 
 plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
@@ -303,15 +304,18 @@ def main(argv=None):
     global plt
     plt = pr.require_matplotlib()
     try:
-        rows = pr.newest_per_key([r for r in pr.load(args.paths) if pr.passed(r)])
+        runs = pr.load_runs(args.paths)
     except pr.ResultsError as e:
         pr.fail(str(e))
+    pr.tell_incomplete(runs)
+    rows = pr.newest_per_key([r for _, _, rs in runs for r in rs if pr.passed(r)])
     experiments = sorted({r["experiment"] for r in rows})
     if not experiments:
-        pr.fail(f"{', '.join(args.paths)}: no passed rows to plot")
+        pr.fail(f"{', '.join(map(text.shown, args.paths))}: no passed rows to plot")
     for e in args.experiment or []:
         if e not in experiments:
-            pr.fail(f"no passed rows of experiment {e} (there are: {', '.join(experiments)})")
+            pr.fail(f"no passed rows of experiment {text.shown(e)} (there are: "
+                    f"{text.shown(', '.join(experiments), 1000)})")
     chosen = list(dict.fromkeys(args.experiment or experiments))
     n = None
     if args.n is not None:
@@ -321,12 +325,12 @@ def main(argv=None):
         for e in chosen:
             sizes = sorted({r["n"] for r in rows if r["experiment"] == e})
             if n not in sizes:
-                pr.fail(f"--n {n}: experiment {e} has no passed row of that size "
+                pr.fail(f"--n {n}: experiment {text.shown(e)} has no passed row of that size "
                         f"(its sizes: {', '.join(map(str, sizes))})")
     pr.out_folder("--out", args.out)
     for e in chosen:
         for path in plot_experiment(rows, e, args.out, n, args.rate):
-            print(path)
+            print(text.shown(path, text.PATH_MAX_BYTES))
 
 
 if __name__ == "__main__":

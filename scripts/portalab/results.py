@@ -22,6 +22,8 @@ import re
 import stat
 import sys
 
+from portalab import text
+
 # The newest version of the files this module reads
 # (miniapp/results/schema_version.hpp), and the oldest: version 2 lacks the
 # rows' path (read as None: unknown); versions 2 and 3 name the speedups
@@ -69,27 +71,68 @@ def not_a_file(mode):
                 else "not a regular file")
 
 
-def read_bytes(path):
-    """The bytes of a regular file; ResultsError naming path for anything
-    else: missing, unreadable, a folder, a FIFO or a device (opened without
-    blocking, so that a FIFO with no writer cannot hang the script)."""
+# The most bytes a file the scripts read may hold: a results.json, journal
+# or results.csv of a sweep of a hundred thousand rows is a few hundred MB
+# at most; a calibration file as portalab itself reads it
+# (miniapp/engine/session.cpp). A file growing without end is never read whole.
+RESULTS_MAX_BYTES = 1 << 30
+LIMITS_MAX_BYTES = 16 << 20
+
+
+def read_bytes(path, most=RESULTS_MAX_BYTES):
+    """The bytes of a regular file of at most `most` bytes; ResultsError
+    naming path for anything else: missing, unreadable, a folder, a FIFO or
+    a device (opened without blocking, so that a FIFO with no writer cannot
+    hang the script), larger."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        raise NotAFile(f"{path}: cannot read it ({e.strerror})") from e
+        raise NotAFile(f"{text.shown(path)}: cannot read it ({e.strerror})") from e
     with os.fdopen(fd, "rb") as f:
         what = not_a_file(os.fstat(fd).st_mode)
         if what:
-            raise NotAFile(f"{path}: {what}, not a file")
+            raise NotAFile(f"{text.shown(path)}: {what}, not a file")
         try:
-            return f.read()
+            data = f.read(most + 1)
         except OSError as e:
-            raise NotAFile(f"{path}: cannot read it ({e.strerror})") from e
+            raise NotAFile(f"{text.shown(path)}: cannot read it ({e.strerror})") from e
+    if len(data) > most:
+        raise ResultsError(f"{text.shown(path)}: more than {most} bytes, more than any file "
+                           "portalab writes for these scripts: not read")
+    return data
 
 
-def read_text(path, what, errors="strict"):
+def regular_file(path, what="a file"):
+    """path, when it is a regular file (followed through links); else
+    NotAFile naming it: missing, a folder, a FIFO (whose open would wait
+    for a writer), a device. For a file handed to another reader (SQLite,
+    the portalab binary) that read_bytes() cannot guard."""
+    if path == "":
+        raise NotAFile(f"'' is not {what}: give its path")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise NotAFile(f"{text.shown(path)}: cannot read it ({e.strerror})") from e
+    kind = not_a_file(mode)
+    if kind:
+        raise NotAFile(f"{text.shown(path)}: {kind}, not {what}")
+    return path
+
+
+def sqlite_file(path, what="an SQLite database"):
+    """path, an SQLite database whose files are regular: the database and
+    the journal, WAL and shared memory SQLite opens beside it (a FIFO at
+    <path>-journal would block the open). NotAFile naming the one that is not."""
+    regular_file(path, what)
+    for suffix in ("-journal", "-wal", "-shm"):
+        if os.path.lexists(path + suffix):
+            regular_file(path + suffix, f"a file of SQLite beside {text.shown(path)}")
+    return path
+
+
+def read_text(path, what, errors="strict", most=RESULTS_MAX_BYTES):
     """A regular file's text, UTF-8; ResultsError naming path and the first bad byte."""
-    data = read_bytes(path)
+    data = read_bytes(path, most)
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as e:
@@ -119,9 +162,9 @@ def parse_json(text, path, what):
         raise ResultsError(f"{path}: not a {what} ({e})") from e
 
 
-def read_json(path, what="portalab results.json"):
+def read_json(path, what="portalab results.json", most=RESULTS_MAX_BYTES):
     """The JSON document in a regular file at path (read_bytes, parse_json)."""
-    return parse_json(read_text(path, what), path, what)
+    return parse_json(read_text(path, what, most=most), path, what)
 
 
 def save(path, data):
@@ -139,7 +182,7 @@ def save(path, data):
     if what:
         fail(f"{path}: {what} is there, not a regular file: refusing to write through it")
     folder = os.path.dirname(path) or "."
-    data = data.encode("utf-8") if isinstance(data, str) else data
+    data = text.encoded(data) if isinstance(data, str) else data
     tmp = None
     try:
         for attempt in range(100):
@@ -215,7 +258,7 @@ def check_version(doc, path, what="results file"):
 def read_limits(path):
     """A calibration file (`portalab calibrate --out FILE`), its version
     checked: {"schema_version", "provenance", "calibration"}."""
-    doc = read_json(path, "portalab calibration file")
+    doc = read_json(path, "portalab calibration file", LIMITS_MAX_BYTES)
     check_version(doc, path, "calibration file")
     if not isinstance(doc, dict) or "calibration" not in doc:
         raise ResultsError(f"{path}: not a portalab calibration file (no \"calibration\" in it)")
@@ -861,6 +904,19 @@ def load_document(path):
         fail(str(e))
 
 
+def load_run(path):
+    """The document of one run (read_run(): its journal if it did not
+    finish, checked against the schema), for a script: a file that cannot
+    be read or breaks the schema stops it with one line (fail()), and a run
+    that did not finish is named on stderr (tell_incomplete())."""
+    try:
+        doc, _ = read_run(path)
+    except ResultsError as e:
+        fail(str(e))
+    tell_incomplete([(path, doc)])
+    return doc
+
+
 def read_run(path, check=True):
     """(document, flattened rows) of one results.json (or of its run's
     journal), checked against the schema: the first field that breaks it is
@@ -929,6 +985,33 @@ def load(paths):
 def load_runs(paths):
     """(path, document, flattened rows) of every results.json under paths."""
     return [(f, *read_run(f)) for f in find_results(paths)]
+
+
+def incomplete(path, doc):
+    """A sentence naming path when its run did not finish (killed, out of
+    disk: its rows those it completed) or was interrupted (entries
+    abandoned or not run), else None: every script that reads a run says
+    so, as report.py's page does."""
+    summary = doc.get("summary") if isinstance(doc, dict) else None
+    if not isinstance(summary, dict):
+        return None
+    if summary.get("incomplete"):
+        return (f"{text.shown(path)}: the run did not finish ({text.shown(summary['incomplete'])}):"
+                " only the entries it completed are read")
+    stop = summary.get("interrupted")
+    if isinstance(stop, dict):
+        return (f"{text.shown(path)}: the run was interrupted by {text.shown(stop.get('signal'))}: "
+                f"{text.shown(stop.get('abandoned', 0))} entries abandoned, "
+                f"{text.shown(stop.get('not_run', 0))} not run")
+    return None
+
+
+def tell_incomplete(runs):
+    """incomplete() of each (path, document, ...) of runs, on stderr (say())."""
+    for path, doc, *_ in runs:
+        why = incomplete(path, doc)
+        if why:
+            say(why)
 
 
 def hashable(value):
@@ -1065,11 +1148,12 @@ def missing_analysis(path, doc):
         return None
     what = "crossovers, speedups and ratios"
     if summary.get("incomplete"):
-        return (f"{path}: the run did not finish ({summary['incomplete']}): portalab writes "
-                f"the summary of its {what} at the end of a run, so there are none to show")
+        return (f"{text.shown(path)}: the run did not finish ({text.shown(summary['incomplete'])}): "
+                f"portalab writes the summary of its {what} at the end of a run, so there are none "
+                "to show")
     commit = ((doc.get("provenance") or {}).get("portalab") or {}).get("git_commit") or "unknown"
-    return (f"{path}: written by portalab {commit[:12]} (schema_version "
-            f"{doc.get('schema_version', 1)}), before results.json carried the whole summary "
+    return (f"{text.shown(path)}: written by portalab {text.shown(commit[:12])} (schema_version "
+            f"{text.shown(doc.get('schema_version', 1))}), before results.json carried the whole summary "
             f"of a run's {what}: they are not shown; run the deck again with this portalab "
             f"to have them")
 
@@ -1116,6 +1200,7 @@ MATPLOTLIB_NEEDED = ("needs matplotlib to draw: install it (Debian/Ubuntu: apt-g
 def require_matplotlib():
     """matplotlib.pyplot, drawing without a display; without matplotlib, the
     one sentence MATPLOTLIB_NEEDED on stderr and exit status 2 (no traceback)."""
+    text.warnings_quoted()  # a name drawn may hold a control character
     try:
         import matplotlib
         matplotlib.use("Agg")  # batch nodes have no display
@@ -1135,13 +1220,15 @@ def finite_number(text):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number") from None
 
 
-def printable(text):
-    """text with its control characters as \\xNN: a name from a file (or a
-    path) cannot retitle or clear the terminal the message is read on."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+def say(message, file=None):
+    """A message of the script on stderr (or file), "<script>: <message>", one
+    line quoted as the run's messages are (text.one_line): a name from a
+    file, or a path, cannot retitle or clear the terminal it is read on."""
+    print(f"{text.shown(os.path.basename(sys.argv[0]))}: {text.one_line(message)}",
+          file=file or sys.stderr)
 
 
 def fail(message):
     """Bad input: message on stderr, exit status 2 as portalab itself."""
-    print(f"{os.path.basename(sys.argv[0])}: {printable(message)}", file=sys.stderr)
+    say(message)
     sys.exit(2)

@@ -9,6 +9,7 @@ import argparse
 import os
 
 from portalab import results as pr
+from portalab import text
 
 plt = None  # matplotlib.pyplot, imported once the arguments are read (--help needs none)
 
@@ -54,10 +55,10 @@ def main():
     args = parser.parse_args()
     global plt
     plt = pr.require_matplotlib()
-    doc = pr.load_document(args.results)  # or its run's journal, if it did not finish
+    doc = pr.load_run(args.results)  # or its run's journal, if it did not finish
     cal = doc["provenance"].get("calibration")
     if not cal:
-        pr.fail(f"{args.results}: the run was not calibrated (deck calibrate = \"none\" and no "
+        pr.fail(f"{text.shown(args.results)}: the run was not calibrated (deck calibrate = \"none\" and no "
                 "--calibration file); nothing to draw ceilings from")
     names = {d["space"]: d.get("name", "") for d in doc["provenance"].get("devices", [])}
     pr.out_folder("--out", args.out)
@@ -68,7 +69,7 @@ def main():
         data = pr.png(fig, 120)
         plt.close(fig)
         pr.save(path, data)
-        print(path)
+        print(text.shown(path, text.PATH_MAX_BYTES))
 
 
 if __name__ == "__main__":

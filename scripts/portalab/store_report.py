@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 from portalab import results as pr
+from portalab import text
 from portalab.report import figures
 
 MAX_PLOTS = 24   # tracked rows drawn; the table lists the rest
@@ -23,29 +24,78 @@ def find_portalab(given=None):
     one beside these scripts (<prefix>/share/portalab/scripts -> <prefix>/bin),
     the source tree's host build, or portalab on PATH."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/
-    candidates = [given, os.environ.get("PORTALAB"),
+    if given == "":
+        pr.fail("--portalab '': give the path of a portalab binary")
+    env = os.environ.get("PORTALAB")
+    if env is not None and given is None:
+        if env == "" or not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            pr.fail(f"PORTALAB={text.shown(env)}: " + (
+                "empty: set it to a portalab binary, or unset it" if env == ""
+                else "no executable there: set it to a portalab binary, or unset it"))
+    candidates = [given, env,
                   os.path.join(here, "..", "..", "..", "bin", "portalab"),
                   os.path.join(here, "..", "build", "host", "portalab"), shutil.which("portalab")]
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     if given:
-        pr.fail(f"--portalab {given}: no executable there")
+        pr.fail(f"--portalab {text.shown(given)}: no executable there")
     pr.fail("--db: no portalab binary to read the store (give --portalab BIN or set PORTALAB)")
+
+
+# The longest a `portalab db` command may take, and the most it may print.
+QUERY_SECONDS = 600
+QUERY_MAX_BYTES = 1 << 30
+
+
+def answer_of(stdout, what):
+    """(the JSON object `portalab db WHAT --json` printed, None), or (None,
+    why not): a command that printed no such object failed, whatever its
+    exit status."""
+    if len(stdout) > QUERY_MAX_BYTES:
+        return None, f"more than {QUERY_MAX_BYTES} bytes on stdout"
+    if not stdout.strip():
+        return None, None
+    try:
+        answer = pr.parse_json(stdout.decode("utf-8"), "stdout", "JSON answer")
+    except UnicodeDecodeError as e:
+        return None, f"stdout is not UTF-8 text (byte {e.start})"
+    except pr.ResultsError as e:
+        return None, str(e)
+    if not isinstance(answer, dict):
+        return None, f"stdout: not the JSON object of `portalab db {what} --json`"
+    return answer, None
 
 
 def query_store(db, portalab=None):
     """{"db", "history", "fleet"}: the store's answers as JSON. Exit 1 (a
-    regression, an outlier) is an answer; anything else fails with the
-    binary's message."""
+    regression, an outlier) is an answer, as is exit 0; anything else (the
+    binary's refusal, a crash, a signal) fails in one line naming the
+    command, with the binary's own message, and its stdout is never read."""
+    try:
+        pr.sqlite_file(db, "a results store")
+    except pr.ResultsError as e:
+        pr.fail(f"--db {e}")
     binary = find_portalab(portalab)
     out = {"db": db}
     for what in ("history", "fleet"):
-        p = subprocess.run([binary, "db", what, "--db", db, "--json"], capture_output=True,
-                           text=True, timeout=600)
-        if p.returncode not in (0, 1):
-            pr.fail(p.stderr.strip().removeprefix("error: ") or f"portalab db {what} exited {p.returncode}")
-        out[what] = json.loads(p.stdout)
+        command = f"{text.shown(binary)} db {what} --db {text.shown(db)} --json"
+        try:
+            p = subprocess.run([binary, "db", what, "--db", db, "--json"], capture_output=True,
+                               stdin=subprocess.DEVNULL, timeout=QUERY_SECONDS)
+        except subprocess.TimeoutExpired:
+            pr.fail(f"{command}: no answer in {QUERY_SECONDS} s: stopped")
+        except OSError as e:
+            pr.fail(f"{command}: cannot run it ({e.strerror or e})")
+        said = p.stderr.decode("utf-8", "replace").strip()
+        said = said.splitlines()[-1].removeprefix("error: ") if said else ""
+        answer, problem = answer_of(p.stdout, what) if p.returncode in (0, 1) else (None, None)
+        if answer is None:
+            status = (f"killed by signal {-p.returncode}" if p.returncode < 0
+                      else f"exit status {p.returncode}")
+            pr.fail(f"{command} failed ({status})" + (f": {problem}" if problem else "")
+                    + (f": {text.shown(said, 1000)}" if said else ""))
+        out[what] = answer
     return out
 
 

@@ -21,6 +21,7 @@ import sys
 
 from portalab import nsys_sqlite as ns
 from portalab import results as pr
+from portalab import text
 
 COLOURS = {
     "kernel": "#3b6fb6",  # portalab's kernels
@@ -197,21 +198,21 @@ def main(argv=None):
         return 1
     results = None
     if a.results:
-        results = pr.load_document(a.results)["results"]  # else one line and exit status 2
+        results = pr.load_run(a.results)["results"]  # else one line and exit status 2
     try:
         if a.range:
             re.compile(a.range)
         reports = load_reports(a.reports, results)
         t0, t1 = window(reports, a.range, a.occurrence)
     except (ns.ExportError, OSError, ValueError, re.error) as e:
-        print(f"timeline.py: {e}", file=sys.stderr)
+        pr.say(str(e))
         return 2
     title = a.title or (", ".join(os.path.basename(r) for r in a.reports)
                         + (f" — {a.range}" if a.range else "")
                         + (f" #{a.occurrence}" if a.occurrence else ""))
     pr.out_folder("--out's folder", os.path.dirname(os.path.abspath(a.out)))
     draw(reports, t0, t1, a.out, title)
-    print(a.out)
+    print(text.shown(a.out, text.PATH_MAX_BYTES))
     return 0
 
 

@@ -20,6 +20,7 @@ import os
 import sys
 
 from portalab import results as pr
+from portalab import text
 
 NOT_CHECKED = 77
 
@@ -51,7 +52,7 @@ def main(argv=None):
             pr.fail(str(e))
         bad += bool(problems)
         for p in pr.shown(problems):
-            print(pr.printable(p))
+            print(text.one_line(p))
     print(f"{len(files)} files checked against schema/, {bad} with problems", file=sys.stderr)
     sys.exit(1 if bad else 0)
 

@@ -13,12 +13,16 @@ import csv
 import io
 import json
 import os
+import re
+import shutil
+import sqlite3
 import stat
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_scripts import SKIP, Base, script  # noqa: E402
+from test_scripts import SCRIPTS, SKIP, Base, script  # noqa: E402
 
 from portalab import results as pr  # noqa: E402
 
@@ -549,6 +553,300 @@ class ExtremesTest(Hostile):
                 rc, _, err = script(name, *args(folder, out))
                 self.assertIn(rc, (0, 1, 2), err)
                 self.assertNotIn("Traceback", err)
+
+
+# Bytes a terminal acts on: C0 controls but \n and \t, DEL, C1 controls
+# (as UTF-8), the bidirectional overrides and isolates.
+TERMINAL_BYTES = "[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u202a-\u202e\u2066-\u2069]"
+
+
+def run(args, timeout=60, env=None):
+    """(exit code, stdout, stderr) of a command, decoded as UTF-8 strictly
+    (output that is not UTF-8 fails the test); a hang past timeout fails it."""
+    try:
+        p = subprocess.run(args, capture_output=True, timeout=timeout,
+                           env=dict(os.environ, **env) if env else None,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{args}: no answer in {timeout} s (blocked)") from None
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
+
+
+def run_script(name, *args, **kw):
+    return run([sys.executable, os.path.join(SCRIPTS, name), *args], **kw)
+
+
+class TerminalTest(Hostile):
+    """Names from a results file (host name, device, experiment, variant,
+    job id, the reason a run stopped) that would retitle or clear the
+    terminal, reverse its text or fill it: every script shows them quoted
+    (\\xNN) and cut past 200 bytes, as portalab's own messages do; the
+    CSV keeps them whole and the report's page keeps them escaped."""
+
+    TITLE = "\x1b]0;owned\x07"
+    CLEAR = "\x1b[2J"
+
+    def hostile_doc(self):
+        doc = copy.deepcopy(self.doc)
+        prov = doc["provenance"]
+        prov["host"]["hostname"] = self.TITLE + "node\u202e" + "\u00e9" * 120  # 255 characters at most
+        prov["host"]["cpu_model"] = self.CLEAR + "cpu" * 100_000
+        prov["slurm"] = {"job_id": self.CLEAR + "9" * 5000, "array_task_id": ""}
+        prov["devices"] = [dict(d, name=self.TITLE + "dev\u009b") for d in prov["devices"]]
+        for r in doc["results"]:
+            r["variant"] = self.CLEAR + "v\u2066" + "w" * 150
+        return doc
+
+    def assertSafe(self, output, what):
+        self.assertNotRegex(output, TERMINAL_BYTES, f"{what}: raw bytes a terminal acts on")
+        self.assertIn("\\x1b", output, f"{what}: the names are quoted, not dropped")
+        longest = max(map(len, output.splitlines()), default=0)
+        self.assertLess(longest, 4000, f"{what}: a line of {longest} characters")
+
+    def test_every_script_quotes_and_cuts_names(self):
+        doc = self.hostile_doc()
+        folder, path = self.put(json.dumps(doc))
+        out = self.folder()
+        for name, args in (("collect.py", [folder]), ("compare.py", [folder, folder]),
+                           ("compare.py", [folder, folder, "--markdown"]),
+                           ("pct_of_limit.py", [path]),
+                           ("plot.py", [folder, "--out", out, "--experiment", self.TITLE])):
+            with self.subTest(script=name, args=args[-1]):
+                rc, stdout, err = run_script(name, *args)
+                self.assertIn(rc, (0, 1, 2), err)
+                self.assertNotIn("Traceback", err)
+                self.assertSafe(stdout + err, name)
+
+    def test_two_rows_of_an_entry_are_named_quoted(self):
+        doc = self.hostile_doc()
+        folder = self.folder()
+        for run_name in ("a", "b"):
+            os.makedirs(os.path.join(folder, run_name))
+            self.put(json.dumps(doc), folder=os.path.join(folder, run_name))
+        rc, _, err = run_script("compare.py", folder, self.run_dir)
+        self.assertEqual(rc, 2, err)
+        self.assertSafe(err, "compare.py")
+
+    def test_validate_quotes_the_fields_it_names(self):
+        doc = self.hostile_doc()
+        doc["results"][1]["check"] = self.TITLE
+        _, path = self.put(json.dumps(doc))
+        rc, stdout, err = run_script("validate.py", path)
+        self.assertEqual(rc, 1, stdout + err)
+        self.assertNotRegex(stdout + err, TERMINAL_BYTES)
+
+    def test_the_reason_a_run_stopped(self):
+        doc = self.hostile_doc()
+        doc["summary"]["incomplete"] = self.TITLE + "disk full" + "!" * 100_000
+        folder, path = self.put(json.dumps(doc))
+        for name, args in (("collect.py", [folder]), ("pct_of_limit.py", [path]),
+                           ("report.py", [folder, "--out", os.path.join(folder, "page.html")])):
+            with self.subTest(script=name):
+                rc, stdout, err = run_script(name, *args, timeout=300)
+                self.assertEqual(rc, 0, err)
+                self.assertSafe(stdout + err, name)
+                self.assertIn("the run did not finish", err)
+
+    def test_the_csv_keeps_names_whole_and_the_page_escapes_them(self):
+        doc = self.hostile_doc()
+        folder, _ = self.put(json.dumps(doc))
+        table = os.path.join(folder, "all.csv")
+        rc, _, err = run_script("collect.py", folder, "--csv", table)
+        self.assertEqual(rc, 0, err)
+        with open(table, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(rows[0]["hostname"], doc["provenance"]["host"]["hostname"])
+        self.assertEqual(rows[0]["job_id"], doc["provenance"]["slurm"]["job_id"])
+        page = os.path.join(folder, "page.html")
+        rc, _, err = run_script("report.py", folder, "--out", page, timeout=300)
+        self.assertEqual(rc, 0, err)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        self.assertNotIn("\x1b", html)
+        self.assertNotIn("<script", html.lower().replace("<script>", ""))
+
+    def test_the_rule_is_portalabs(self):
+        from portalab import text
+        for given, expect in (("plain", "plain"), ("a\x1bb", "a\\x1bb"), ("\n\t\r", "\\n\\t\\r"),
+                              ("\u202e", "\\xe2\\x80\\xae"), ("\u009b", "\\xc2\\x9b"),
+                              ("\u00e9", "\u00e9"), (b"\xff\xc3", "\\xff\\xc3"),
+                              ("bad\udcff", "bad\\xff"), ("x" * 201, "x" * 200 + "... (201 bytes)"),
+                              ("\u00e9" * 101, "\u00e9" * 100 + "... (202 bytes)")):
+            with self.subTest(given=given):
+                self.assertEqual(text.shown(given), expect)
+        self.assertEqual(text.terminal_safe("a\nb\x07"), "a\nb\\x07")
+
+
+class TracebackTest(Hostile):
+    """What once raised a traceback: report.py --db where the binary fails
+    (a store missing a table, --portalab /bin/false), a folder whose name is
+    not UTF-8. One line and exit 2, or the page."""
+
+    def store(self):
+        db = os.path.join(self.folder(), "s.sqlite")
+        p = subprocess.run([os.environ["PORTALAB"], "db", "import", "--db", db, self.run_dir],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return db
+
+    def refused_db(self, args, expect):
+        rc, stdout, err = run_script("report.py", *args, "--out",
+                                     os.path.join(self.folder(), "page.html"), timeout=300)
+        lines = err.strip().splitlines()
+        self.assertEqual(rc, 2, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(len(lines), 1, err)
+        self.assertRegex(lines[0], expect)
+        return lines[0]
+
+    def test_a_binary_that_fails(self):
+        db = self.store()
+        self.refused_db(["--db", db, "--portalab", "/bin/false"],
+                        "^report.py: /bin/false db history --db .* failed \\(exit status 1\\)$")
+        fake = os.path.join(self.folder(), "fake")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho '{\"half\": '\nexit 0\n")
+        os.chmod(fake, 0o755)
+        self.refused_db(["--db", db, "--portalab", fake], "not a JSON answer")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\nkill -9 $$\n")
+        self.refused_db(["--db", db, "--portalab", fake], "killed by signal 9")
+
+    def test_a_store_missing_a_table(self):
+        db = self.store()
+        with sqlite3.connect(db) as c:
+            tables = [t for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            c.execute(f"DROP TABLE {tables[0]}")
+        self.refused_db(["--db", db], "db history --db .* failed \\(exit status [12]\\)")
+
+    def test_a_folder_whose_name_is_not_utf8(self):
+        folder = os.path.join(self.folder(), "bad\udcff\udcfeout")  # b"bad\xff\xfeout"
+        shutil.copytree(self.run_dir, folder)
+        page = os.path.join(folder, "page.html")
+        rc, stdout, err = run_script("report.py", folder, "--out", page, timeout=300)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("bad\\xff\\xfeout", stdout)
+        with open(page, "rb") as f:
+            f.read().decode("utf-8")  # the page is UTF-8, the name quoted in it
+        for name, args in (("collect.py", [folder]), ("compare.py", [folder, folder]),
+                           ("plot.py", [folder, "--out", os.path.join(folder, "plots")]),
+                           ("validate.py", [folder]),
+                           ("collect.py", [os.path.join(folder, "no\udcff")])):
+            with self.subTest(script=name, args=args):
+                rc, stdout, err = run_script(name, *args, timeout=300)
+                self.assertIn(rc, (0, 2), err)
+                self.assertNotIn("Traceback", err)
+
+
+class BlockingTest(Hostile):
+    """Files that would block a read or never end it: a FIFO, /dev/zero, a
+    folder, an empty path, where report.py --db, its store's journal or
+    timeline.py's report is; a file past the bound of what is read. Refused
+    in one line, exit 2, before any open that waits."""
+
+    def test_the_store_and_its_journal(self):
+        folder = self.folder()
+        fifo = os.path.join(folder, "fifo.sqlite")
+        os.mkfifo(fifo)
+        db = os.path.join(folder, "s.sqlite")
+        p = subprocess.run([os.environ["PORTALAB"], "db", "import", "--db", db, self.run_dir],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        os.mkfifo(db + "-journal")
+        out = os.path.join(folder, "page.html")
+        for path, expect in ((fifo, "a FIFO, not a results store"),
+                             ("/dev/zero", "a character device, not a results store"),
+                             (folder, "a folder, not a results store"),
+                             ("", "'' is not a results store"),
+                             (db, "s.sqlite-journal: a FIFO, not a file of SQLite")):
+            with self.subTest(db=path):
+                rc, _, err = run_script("report.py", "--db", path, "--out", out, timeout=60)
+                self.assertEqual(rc, 2, err)
+                self.assertRegex(err, expect)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertFalse(os.path.exists(out))
+
+    def test_a_profile_that_is_no_file(self):
+        folder = self.folder()
+        fifo = os.path.join(folder, "report.sqlite")
+        os.mkfifo(fifo)
+        for path, expect in ((fifo, "a FIFO, not an Nsight Systems export"),
+                             ("/dev/zero", "a character device"), (folder, "a folder")):
+            with self.subTest(report=path):
+                rc, _, err = run_script("timeline.py", path, "--out",
+                                        os.path.join(folder, "t.png"), timeout=60)
+                self.assertEqual(rc, 2, err)
+                self.assertRegex(err, expect)
+
+    def test_references_and_results_past_the_bound(self):
+        _, path = self.put("x" * 101)
+        with self.assertRaisesRegex(pr.ResultsError, "more than 100 bytes"):
+            pr.read_bytes(path, 100)
+        self.assertEqual(len(pr.read_bytes(path, 101)), 101)
+        # A calibration file is read as portalab reads it: 16 MiB at most.
+        _, big = self.put(b" " * (pr.LIMITS_MAX_BYTES + 1), "limits.json")
+        with self.assertRaisesRegex(pr.ResultsError, "more than 16777216 bytes"):
+            pr.read_limits(big)
+
+
+class IncompleteTest(Hostile):
+    """A run that did not finish (killed: its journal; out of disk: its
+    summary's "incomplete") or was interrupted: every script that reads it
+    says so on stderr, as report.py does, and reads its completed rows."""
+
+    def runs(self):
+        stopped = copy.deepcopy(self.doc)
+        stopped["summary"]["incomplete"] = "results.json could not be written (No space left on device)"
+        interrupted = copy.deepcopy(self.doc)
+        interrupted["summary"]["interrupted"] = {"signal": "SIGTERM", "abandoned": "", "not_run": 4}
+        killed = json.dumps({"schema_version": self.doc["schema_version"],
+                             "provenance": self.doc["provenance"]}) + "\n" + json.dumps(
+            {"first": 0, "rows": self.doc["results"][:3]}) + "\n"
+        return [(self.put(json.dumps(stopped))[0], "the run did not finish \\(results.json could not"),
+                (self.put(json.dumps(interrupted))[0], "the run was interrupted by SIGTERM: .* 4 not run"),
+                (self.put(killed, "results.jsonl")[0], "the run did not finish \\(the run did not finish: rows read from its journal")]
+
+    def test_every_reader_says_so(self):
+        out = self.folder()
+        for folder, expect in self.runs():
+            path = os.path.join(folder, "results.json")
+            for name, args in (("collect.py", [folder]), ("compare.py", [folder, self.run_dir]),
+                               ("compare.py", [self.run_dir, folder]),
+                               ("plot.py", [folder, "--out", os.path.join(out, "plots")]),
+                               ("pct_of_limit.py", [path]),
+                               ("roofline.py", [path, "--out", out])):
+                with self.subTest(script=name, run=expect):
+                    rc, _, err = run_script(name, *args, timeout=300)
+                    self.assertIn(rc, (0, 1, 2), err)
+                    self.assertNotIn("Traceback", err)
+                    self.assertRegex(err, f"{name}: {re.escape(folder)}/results.json: {expect}")
+
+
+class EnvironmentTest(Hostile):
+    """The variables of the environment the scripts read (PORTALAB, the
+    binary report.py --db runs): an empty or wrong value is refused in one
+    line naming it, never skipped for another binary."""
+
+    def test_portalab(self):
+        db = os.path.join(self.folder(), "s.sqlite")
+        p = subprocess.run([os.environ["PORTALAB"], "db", "import", "--db", db, self.run_dir],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for value, expect in (("", "PORTALAB=: empty"),
+                              ("/no/such/portalab", "PORTALAB=/no/such/portalab: no executable"),
+                              (self.tmp, "no executable"),
+                              ("\x1b[2J", "PORTALAB=\\\\x1b\\[2J: no executable")):
+            with self.subTest(value=value):
+                rc, _, err = run_script("report.py", "--db", db, "--out",
+                                        os.path.join(self.folder(), "p.html"),
+                                        env={"PORTALAB": value}, timeout=300)
+                self.assertEqual(rc, 2, err)
+                self.assertRegex(err, expect)
+                self.assertNotRegex(err, TERMINAL_BYTES)
+        rc, _, err = run_script("report.py", "--db", db, "--portalab", "",
+                                "--out", os.path.join(self.folder(), "p.html"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--portalab ''", err)
 
 
 if __name__ == "__main__":

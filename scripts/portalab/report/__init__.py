@@ -26,6 +26,7 @@ matplotlib and jinja2 (Debian: python3-matplotlib python3-jinja2).
 import argparse
 
 from portalab import results as pr
+from portalab import text
 from portalab.report import figures
 from portalab.report.blocks import join
 from portalab.report.page import build, render
@@ -55,7 +56,7 @@ def main(argv=None):
                     help="the portalab that reads --db (default: $PORTALAB, the installed one "
                          "beside these scripts, build/host, or PATH)")
     args = ap.parse_args(argv)
-    if not args.paths and not args.db:
+    if not args.paths and args.db is None:
         pr.fail("nothing to report: give RESULTS, or --db FILE")
     figures.plt = pr.require_matplotlib()
     try:
@@ -63,7 +64,7 @@ def main(argv=None):
     except ImportError:
         pr.fail(JINJA2_NEEDED)
     store = None
-    if args.db:
+    if args.db is not None:
         from portalab import store_report
         store = store_report.query_store(args.db, args.portalab)
     try:
@@ -71,10 +72,10 @@ def main(argv=None):
     except pr.ResultsError as e:
         pr.fail(str(e))
     if args.paths and not any(rows for _, _, rows in runs):
-        pr.fail(f"{join(args.paths)}: no entries in the results: nothing to report")
+        pr.fail(f"{join(map(text.shown, args.paths))}: no entries in the results: nothing to report")
     figures.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab",
                          "font.family": "sans-serif"})
     page = render(build(runs, args.base, args.phase, args.threshold, store))
     pr.save(args.out, page)
-    print(args.out)
+    print(text.shown(args.out, text.PATH_MAX_BYTES))
     return 0

@@ -6,9 +6,11 @@ from portalab.report.blocks import join, section, size, table, text, warning
 
 def compare_section(base_paths, rows, phase, threshold):
     try:
-        base = pr.newest_per_key(pr.load(base_paths))
+        runs = pr.load_runs(base_paths)
     except pr.ResultsError as e:
         pr.fail(f"--base: {e}")
+    pr.tell_incomplete(runs)
+    base = pr.newest_per_key([r for _, _, rs in runs for r in rs])
     noise = compare.Noise(compare.pairs_of(base, rows), phase)
     table_rows, regression = compare.compare(base, rows, phase, threshold, noise)
     counts = {}

@@ -2,9 +2,9 @@
 HTML written from it with report.html.j2."""
 import datetime
 import os
-import sys
 
 from portalab import results as pr
+from portalab import text as quoting
 from portalab.report import blocks, figures
 from portalab.report.blocks import join, text
 from portalab.report.figures import Figures
@@ -50,7 +50,9 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
     many = many_hosts(rows)
     found, missing = pr.analysis(runs)
     for why in missing:
-        print(f"{os.path.basename(sys.argv[0])}: {pr.printable(why)}", file=sys.stderr)
+        pr.say(why)
+    # A run interrupted that still wrote its summary: named as the others.
+    pr.tell_incomplete(run for run in runs if not pr.missing_analysis(run[0], run[1]))
     crossovers = sorted(found["gpu_crossover"],
                         key=lambda c: (rank.get(c["experiment"], len(rank)), c["variant"],
                                        c["dtype"], c["device"], c["hostname"]))
@@ -87,4 +89,6 @@ def render(page):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    return env.get_template(TEMPLATE).render(page=page, Markup=markupsafe.Markup)
+    # Names from the files are HTML-escaped by the template and their control
+    # characters quoted here (\x1b), as every message shows them.
+    return quoting.page_safe(env.get_template(TEMPLATE).render(page=page, Markup=markupsafe.Markup))
