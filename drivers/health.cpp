@@ -33,6 +33,7 @@ struct HealthCommand {
   CLI::App* cmd = nullptr;
   std::string deck = "health";
   std::optional<std::string> out;
+  std::string from;  // judge this earlier check's results folder; measure nothing
   std::vector<std::string> spaces;
   std::vector<std::string> set;
   std::string reference, db, prometheus;
@@ -96,8 +97,16 @@ void print_health(const store::Health& h) {
 int judge_run(const HealthCommand& c, const std::string& out, const std::string& references,
               int run_code) {
   const std::string file = (std::filesystem::path(out) / "results.json").string();
+  // A folder given (--from) that holds no check is bad input; one this
+  // check failed to write is an unhealthy node.
+  const bool given = !c.from.empty();
   std::ifstream in(file);
   if (!in) {
+    if (given) {
+      print_to(stderr, "error: --from {}: no results.json there: not the folder of a check\n",
+               shown(out));
+      return exit_bad_input;
+    }
     print_to(stderr, "degraded: the health check wrote no {} (exit {} above): unhealthy\n",
              shown(file), run_code);
     return exit_check_failed;
@@ -106,8 +115,8 @@ int judge_run(const HealthCommand& c, const std::string& out, const std::string&
   try {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    print_to(stderr, "degraded: {}: not JSON: {}\n", shown(file), e.what());
-    return exit_check_failed;
+    print_to(stderr, "{}: {}: not JSON: {}\n", given ? "error" : "degraded", shown(file), e.what());
+    return given ? exit_bad_input : exit_check_failed;
   }
   const std::string db_path = c.db.empty() && !std::getenv("PORTALAB_DB") ? std::string()
                                                                           : store::store_path(c.db);
@@ -166,6 +175,9 @@ std::shared_ptr<HealthCommand> add_health_command(CLI::App& app) {
   c->cmd->add_option("--out", c->out,
                      "results folder of the check (default results/health/HOST-TIME)");
   c->cmd->add_option("--deck", c->deck, "the deck run (default: health, inputs/health.toml)");
+  c->cmd->add_option("--from", c->from,
+                     "judge the results folder of an earlier check (against another reference, "
+                     "say) instead of measuring");
   c->cmd
       ->add_option("--spaces", c->spaces,
                    "spaces to check (default: every compiled one, Serial left out beside "
@@ -217,6 +229,16 @@ int run_health_command(const HealthCommand& c, int& kokkos_argc, char** kokkos_a
     }
   });
   const auto started = std::chrono::steady_clock::now();
+  if (!c.from.empty()) {  // nothing measured: no Kokkos, rank 0 judges
+    startup().check([&] {
+      if (c.out || !c.spaces.empty() || !c.set.empty() || c.deck != "health")
+        throw InputError(
+            "--from judges a check already run: --out, --deck, --spaces and --set "
+            "cannot apply");
+    });
+    if (const int code = startup().agree({"command: health --from " + c.from})) return code;
+    return agreed_exit(root ? judge_run(c, c.from, references, 0) : 0);
+  }
   const std::string out = c.out.value_or(default_out());
   DeckOverrides overrides;
   overrides.set = c.set;

@@ -3,8 +3,9 @@
 # reference it meets (exit 0), a planted one above what the machine can do
 # (exit 1, naming the node's CPU model and the figure), a reference file it
 # cannot take (exit 2, nothing measured), no reference (its figures said to
-# be unjudged), and its own history in a store (planted earlier runs 100
-# times faster: exit 1). The Prometheus files it and `db fleet` write are
+# be unjudged), its own history in a store (planted earlier runs 100
+# times faster: exit 1), and a synthetic node of 4 H100s judged with --from
+# (one GPU named by its UUID). The Prometheus files it and `db fleet` write are
 # served by Debian's prometheus-node-exporter, started here on a free
 # loopback port with only its textfile collector, and `promtool check
 # metrics` accepts them; node_exporter's part is skipped where it is not
@@ -118,6 +119,57 @@ PY
 check history 1 --reference "$tmp/none.csv" --db "$tmp/store.sqlite"
 grep -q "^degraded: node $host ($cpu) $space triad_gbps .* of its own median over 5 earlier runs" \
   "$tmp/history.out" || { cat "$tmp/history.out"; fail "history: no reason against its own median"; }
+
+# A node of 4 H100s, one rank each (synthetic: this host has none), judged
+# with --from against the shipped references: GPU 2's triad, planted at 0.61
+# of the H100 reference, is named by its UUID with that share; the other GPUs
+# are healthy, the links and the allreduce unjudged (no reference for them).
+python3 - "$tmp/met/results.json" "$tmp/gpus" <<'PY'
+import copy, json, os, sys
+doc = json.load(open(sys.argv[1]))
+p = doc["provenance"]
+p["host"]["hostname"] = "gpunode"  # another node's gauges beside this one's
+h100 = "NVIDIA H100 80GB HBM3"
+uuids = [f"GPU-0000000{i}-1111-2222-3333-444444444444" for i in range(4)]
+def gpu_space(triad):
+    return {"space": "Cuda", "host": False, "triad_gbps": triad, "copy_kernel_gbps": 2790,
+            "copy_deep_copy_gbps": 2932, "launch_us": 14.6,
+            "gemm_gflops": {"float32": 51000, "float64": 64000},
+            "transfers": {"h2d_pinned": {"best_gbps": 48.5}, "d2h_pinned": {"best_gbps": 54.8}}}
+host_spaces = [s for s in p["calibration"]["spaces"] if s.get("host")]
+p["ranks"] = []
+for i, u in enumerate(uuids):
+    cal = copy.deepcopy(p["calibration"])
+    cal["spaces"] = host_spaces + [gpu_space(1840 if i == 2 else 2990)]
+    p["ranks"].append({"rank": i, "host": p["host"]["hostname"],
+                       "device": {"uuid": u, "name": h100, "device_id": i}, "calibration": cal})
+p["calibration"]["spaces"] = host_spaces + [gpu_space(2990)]
+p["calibration"]["links"] = {
+    "peer_one_way_gbps": [[0 if i == j else 370.0 for j in range(4)] for i in range(4)],
+    "peer_both_ways_gbps": [[0 if i == j else 700.0 for j in range(4)] for i in range(4)],
+    "peer_bytes": 268435456, "peer_note": "",
+    "allreduce": [{"space": "Cuda", "path": "nccl", "ranks": 4, "bytes": 67108864, "busbw_gbps": 350.0}]}
+p["started_at"] = "2026-01-05T00:00:00Z"
+os.makedirs(sys.argv[2])
+json.dump(doc, open(f"{sys.argv[2]}/results.json", "w"))
+PY
+rc=0
+"$bin" health --from "$tmp/gpus" --prometheus "$tmp/textfile/gpus.prom" >"$tmp/gpus.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/gpus.out"; fail "4 GPUs: exit $rc, expected 1"; }
+grep -q "^degraded: GPU-00000002-1111-2222-3333-444444444444 triad_gbps 1840 GB/s, 0.61 of the NVIDIA H100 80GB HBM3 reference 2994$" \
+  "$tmp/gpus.out" || { cat "$tmp/gpus.out"; fail "4 GPUs: GPU 2 not named with its figure"; }
+[ "$(grep -c '^degraded:' "$tmp/gpus.out")" = 1 ] || { cat "$tmp/gpus.out"; fail "4 GPUs: more than GPU 2 named"; }
+[ "$(python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); print(sorted({f["kind"] for f in h["figures"] if f["verdict"] == "healthy"}))' "$tmp/gpus/health.json")" = "['gpu']" ] \
+  || fail "4 GPUs: the GPUs' other figures not judged healthy"
+grep -q 'gpu_uuid="GPU-00000002-1111-2222-3333-444444444444",peer_uuid="",model="NVIDIA H100 80GB HBM3",space="Cuda",quantity="triad_gbps",unit="GB/s",reference="2994",.*published="3350",verdict="degraded"} 1840' \
+  "$tmp/textfile/gpus.prom" || fail "4 GPUs: no degraded gauge of GPU 2 with the reference and the published peak"
+grep -q 'peer_uuid="GPU-00000003-1111-2222-3333-444444444444".*quantity="peer_gbps".*verdict="unjudged"} 370' \
+  "$tmp/textfile/gpus.prom" || fail "4 GPUs: no gauge of a link to GPU 3"
+rc=0
+"$bin" health --from "$tmp/no-such-check" >/dev/null 2>"$tmp/from.err" || rc=$?
+if [ "$rc" != 2 ] || ! grep -q "no results.json there" "$tmp/from.err"; then
+  fail "--from a folder of no check: exit $rc"
+fi
 
 # db fleet's figures for Prometheus, the escaped names among them.
 rc=0
