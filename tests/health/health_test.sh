@@ -50,7 +50,8 @@ check() {  # NAME EXPECTED_EXIT ARGS...: runs portalab health, prints its time
   t0=$(date +%s.%N)
   "$bin" health --out "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
   t1=$(date +%s.%N)
-  printf 'health %-10s exit %d in %.1f s\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)"
+  printf 'health %-10s exit %d in %s s\n' "$name" "$rc" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
   if [ "$rc" != "$expect" ]; then
     cat "$tmp/$name.out" "$tmp/$name.err" >&2
     fail "$name: exit $rc, expected $expect"
