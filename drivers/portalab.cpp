@@ -21,6 +21,7 @@
 #include "support/interrupt.hpp"
 #include "support/text.hpp"
 #include "ranks/comm.hpp"
+#include "ranks/placement.hpp"
 #include "results/provenance.hpp"
 
 #include <CLI/CLI.hpp>
@@ -33,6 +34,15 @@
 #include <stdexcept>
 
 namespace {
+
+// Runs before every library's constructor, GCC's OpenMP runtime's among them
+// (which binds the first thread as it loads, OMP_PROC_BIND set): the CPUs
+// the launcher gave this process, and the user's placement variables
+// (ranks/placement.hpp). The program's own, not a library's: only an
+// executable may have a .preinit_array.
+void placement_before_openmp(int, char** argv, char** envp) { portalab::before_openmp(argv, envp); }
+__attribute__((section(".preinit_array"),
+               used)) void (*placement_hook)(int, char**, char**) = placement_before_openmp;
 
 using portalab::command_word;
 using portalab::exit_bad_input;

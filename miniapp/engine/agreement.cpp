@@ -6,6 +6,7 @@
 #include "support/files.hpp"
 #include "platform/spaces.hpp"
 #include "ranks/comm.hpp"
+#include "ranks/placement.hpp"
 #include "results/provenance.hpp"
 
 #include <fmt/format.h>
@@ -48,7 +49,15 @@ int Startup::agree(const std::vector<std::string>& plan) {
   m_agreed = true;  // an error from here on is no longer this rank's alone to say
   const StartupVerdict v = agree_at_startup(world(), m_state);
   const Comm& all = world();
-  if (v.code == 0) return 0;
+  if (v.code == 0) {
+    // Placement is part of it: each rank's share of its node's CPUs, taken
+    // before Kokkos starts its threads (ranks/placement.hpp).
+    // The GPU's NUMA node matters where ranks split a node.
+    const int code = place_ranks(
+        all, all.size() > 1 ? device_bus_id_before_kokkos(given_placement().device_chosen) : "");
+    if (code != 0) all.barrier();  // said by rank 0 before any rank exits
+    return code;
+  }
   if (!v.alike)
     print_to(stderr, "error: [rank {} of {}] {}\n", all.rank(), all.size(), v.message);
   else if (all.rank() == 0)

@@ -13,6 +13,7 @@
 #include "support/text.hpp"
 #include "platform/tool_guard.hpp"
 #include "ranks/comm.hpp"
+#include "ranks/placement.hpp"
 #include "ranks/watchdog.hpp"
 #include "results/analysis.hpp"
 #include "results/provenance.hpp"
@@ -220,6 +221,18 @@ KokkosOptionLimits kokkos_option_limits(const std::vector<char*>& kokkos_args) {
   return limits;
 }
 
+// Once Kokkos started: its OpenMP threads placed in the share the agreement
+// gave this rank (ranks/placement.hpp), what was chosen said once (`say`);
+// exit 2 on every rank where the user's own lists put two ranks' threads on
+// the same CPUs.
+int place_threads(bool say) {
+  const std::string line = place_host_threads();
+  if (say && world().rank() == 0 && !line.empty()) print_to(stderr, "{}\n", line);
+  const int code = check_thread_overlap(world());
+  if (code != 0) world().barrier();  // said by rank 0 before any rank exits
+  return code;
+}
+
 }  // namespace
 
 Session::Session(RunRequest request, int& kokkos_argc, char** kokkos_argv)
@@ -234,6 +247,7 @@ int Session::run() {
   const auto start = std::chrono::steady_clock::now();
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   guard_kokkos_tool();  // what a loaded tool relies on
+  if (const int code = place_threads(root)) return code;
   const double init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   set_up(init_ms, args.given);
@@ -287,6 +301,7 @@ int Session::dry_run() {
   KokkosArgs args(m_kokkos_argc, m_kokkos_argv, m_spaces, world().rank() == 0);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   guard_kokkos_tool();  // what a loaded tool relies on
+  if (const int code = place_threads(false)) return code;
   const bool given = limits.has_value();
   if (!limits) {
     if (world().rank() == 0)
@@ -435,6 +450,7 @@ int calibrate_session(const CalibrateRequest& request, int& kokkos_argc, char** 
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   guard_kokkos_tool();  // what a loaded tool relies on
+  if (const int code = place_threads(root)) return code;
   if (const auto w = threads_affinity_warning(); root && !w.empty())
     print_to(stderr, "warning: {}\n", w);
   if (const auto w = threads_default_warning(spaces, args.given); root && !w.empty())
@@ -475,6 +491,7 @@ int info_session(int& kokkos_argc, char** kokkos_argv, const std::vector<std::st
   if (const int code = startup().agree({"command: info"})) return code;
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   guard_kokkos_tool();  // what a loaded tool relies on
+  if (const int code = place_threads(false)) return code;
   auto doc = collect_provenance(nullptr, command);
   doc["ranks"] = gather_rank_places();
   if (world().rank() != 0) return 0;

@@ -45,6 +45,28 @@ int visible_device_count() {
 #endif
 }
 
+std::string device_bus_id_before_kokkos(bool chosen) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (chosen || std::getenv("KOKKOS_DEVICE_ID") || std::getenv("KOKKOS_VISIBLE_DEVICES")) return {};
+  int local_rank = 0;
+  // The variables Kokkos reads for the node-local rank, in its order.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+                           "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"})
+    if (const char* v = std::getenv(name)) {
+      local_rank = std::atoi(v);
+      break;
+    }
+  const int count = visible_device_count();
+  if (count <= 0) return {};
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, local_rank % count) != cudaSuccess) return {};
+  return id;
+#else
+  (void)chosen;
+  return {};
+#endif
+}
+
 std::string threads_affinity_warning(int threads, int cpus, const char* proc_bind) {
   if (threads <= 1 || cpus <= 0 || cpus >= threads) return {};
   return fmt::format(

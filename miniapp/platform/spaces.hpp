@@ -118,6 +118,13 @@ std::string canonical_space_name(std::string_view name);
 // and --kokkos-device-id choose among them); -1 where not known (no Cuda).
 int visible_device_count();
 
+// The PCI bus id of the GPU Kokkos will give this rank, asked before Kokkos
+// starts, for the rank's share of the node's CPUs (ranks/placement.hpp):
+// Kokkos' default, the launcher's node-local rank modulo the devices seen.
+// "" where not known: no Cuda, or a device chosen by KOKKOS_DEVICE_ID,
+// KOKKOS_VISIBLE_DEVICES or --kokkos-device-id (`chosen`).
+std::string device_bus_id_before_kokkos(bool chosen);
+
 // True for a space whose memory is the host's: a compiled space by its memory
 // space, any other by is_host_space_name (rows from another build).
 bool is_host_space(std::string_view name);

@@ -1,5 +1,7 @@
 #include "ranks/comm.hpp"
 
+#include "ranks/placement.hpp"
+
 #include "support/console.hpp"
 #include "ranks/startup.hpp"
 #include "ranks/watchdog.hpp"
@@ -442,14 +444,7 @@ RankPlace rank_place() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   p.host = host;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    p.cpus = cpu_list_text(cpus);
-  }
+  p.cpus = process_cpus_text();  // its share where the agreement placed it
 #if defined(PORTALAB_HAVE_MPI)
   p.mpi = mpi_started;
   if (mpi_started) {

@@ -124,7 +124,7 @@ void finalize_world();
 struct RankPlace {
   int rank = 0, size = 1, local_rank = 0, local_size = 1;
   std::string host;
-  std::string cpus;  // "0-7,16-23", from sched_getaffinity
+  std::string cpus;  // "0-7,16-23": its share of the node (placement.hpp), else its affinity
   bool mpi = false;
   std::string mpi_library;  // "Open MPI v4.1.4, ..." where known
   bool cuda_aware = false;  // MPI can read and write device memory

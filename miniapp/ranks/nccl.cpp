@@ -1,5 +1,7 @@
 #include "ranks/nccl.hpp"
 
+#include "ranks/placement.hpp"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -54,7 +56,11 @@ Nccl::Nccl(const Comm& group) {
   if (const void* mpi = group.native())
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, *static_cast<const MPI_Comm*>(mpi));
   ncclComm_t comm = nullptr;
-  check(ncclCommInitRank(&comm, group.size(), id, group.rank()), "ncclCommInitRank");
+  // NCCL's threads take the CPUs of the thread that starts them, near the
+  // GPU: the rank's whole share, not the one CPU its first thread may be
+  // bound to.
+  with_whole_share(
+      [&] { check(ncclCommInitRank(&comm, group.size(), id, group.rank()), "ncclCommInitRank"); });
   m_comm = comm;
 }
 

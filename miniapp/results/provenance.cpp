@@ -1,6 +1,7 @@
 #include "results/provenance.hpp"
 
 #include "ranks/comm.hpp"
+#include "ranks/placement.hpp"
 
 #include "results/build_info.hpp"
 #include "deck/deck.hpp"
@@ -170,7 +171,16 @@ nlohmann::json rank_provenance() {
   // The device this rank's Kokkos chose (Kokkos maps ranks to GPUs by the
   // node-local rank its launcher sets).
   for (const auto& d : devices())
-    if (d.contains("device_id")) j["device"] = d;
+    if (d.contains("device_id")) {
+      j["device"] = d;
+      // Where the node says which NUMA node the GPU hangs off (sysfs).
+      if (d.contains("pci_bus_id") && d["pci_bus_id"].is_string())
+        if (const int node = pci_numa_node(d["pci_bus_id"].get<std::string>()); node >= 0)
+          j["gpu_numa_node"] = node;
+    }
+  // Each host thread's CPUs, as placed (ranks/placement.hpp), and who chose.
+  if (const auto threads = thread_cpus_text(); !threads.empty()) j["thread_cpus"] = threads;
+  if (const auto by = placement_chosen_by(); !by.empty()) j["placement"] = by;
   return j;
 }
 
