@@ -31,6 +31,8 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 namespace portalab {
 
@@ -132,15 +134,62 @@ nlohmann::json gather_rank_places(const EnergyMeters* energy = nullptr) {
   return all;
 }
 
+// A calibration that did not end, on every rank alike: a signal that some
+// rank received (signal), during the step named (rank 0's), or the failures
+// of some ranks (why: each names its rank and what failed).
+struct CalibrationStopped : std::runtime_error {
+  CalibrationStopped(int sig, const std::string& why, std::string step)
+      : std::runtime_error(sig != 0 ? "interrupted by " + signal_name(sig) : why),
+        signal(sig),
+        during(std::move(step)) {}
+  int signal;
+  std::string during;
+  int exit_code() const { return signal != 0 ? 128 + signal : exit_unexpected; }
+  // "calibration interrupted by SIGTERM during Serial: ...; <kept>"
+  std::string said(const std::string& kept) const {
+    return fmt::format("{}calibration {}{}{}", signal != 0 ? "" : "error: ",
+                       signal != 0 ? what() : fmt::format("failed: {}", what()),
+                       signal == 0 || during.empty() ? "" : " (during " + during + ")",
+                       kept.empty() ? "" : "; " + kept);
+  }
+};
+
 // Each rank measures the limits of its own spaces (its own GPU; host cores
 // shared as the run shares them), then all of them the links between them.
+// A rank's calibration that failed, or a signal any rank received, is
+// every rank's at the gate after it (calibrate itself has no collective):
+// each rank throws alike, CalibrationStopped, before the links' collectives.
 Calibration calibrate_everywhere(const std::vector<std::string>& spaces, bool quick) {
-  const bool root = world().rank() == 0;
+  const Comm& all = world();
+  const bool root = all.rank() == 0;
   CalibrationOptions copt;
   copt.quick = quick;
   copt.progress = root ? &std::cerr : nullptr;
-  auto cal = calibrate(spaces, copt);
-  cal.links = calibrate_links(world(), spaces, copt);
+  std::string during;
+  copt.step = &during;
+  Calibration cal;
+  std::string error;
+  try {
+    // For the tests: PORTALAB_FAULT=calibrate:R fails rank R's calibration.
+    if (const char* fault = std::getenv("PORTALAB_FAULT");
+        fault && std::string_view(fault) == fmt::format("calibrate:{}", all.rank()))
+      throw std::runtime_error("fault injected (PORTALAB_FAULT)");
+    cal = calibrate(spaces, copt);
+  } catch (const Interrupted&) {  // interrupt_signal() carries it to the gate
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const GateState gate = all.gate(error.empty(), interrupt_signal());
+  if (gate.signal != 0 || !gate.all_ok) {
+    const auto errors = all.gather(error);
+    std::string why;
+    for (std::size_t r = 0; r < errors.size(); ++r)
+      if (!errors[r].empty())
+        why += fmt::format("{}{}{}", why.empty() ? "" : "; ",
+                           all.size() > 1 ? fmt::format("rank {}: ", r) : std::string(), errors[r]);
+    throw CalibrationStopped(gate.signal, why, all.broadcast(during));
+  }
+  cal.links = calibrate_links(all, spaces, copt);
   return cal;
 }
 
@@ -251,7 +300,17 @@ int Session::run() {
   const double init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   set_up(init_ms, args.given);
-  set_limits();
+  try {
+    set_limits();
+  } catch (const CalibrationStopped& e) {  // on every rank alike
+    if (root)
+      print_to(stderr, "{}\n",
+               e.said(fmt::format("no row was measured{}",
+                                  m_request.out ? fmt::format(" and nothing was written in {}",
+                                                              shown(*m_request.out))
+                                                : std::string())));
+    return agreed_exit(e.exit_code());
+  }
   // Rank 0 alone prints and writes; the others measure.
   m_options.out_dir = root ? m_request.out : std::nullopt;
   m_options.limits = m_limits ? &*m_limits : nullptr;
@@ -373,8 +432,8 @@ void Session::set_limits() {
   if (!limits && deck.calibrate != "none") {
     const auto& used = m_spaces;
     if (root)
-      print_to(stderr, "calibrate: measuring the limits of {} ({}; under 30 s)\n",
-               fmt::join(used, ", "), deck.calibrate);
+      print_to(stderr, "calibrate: measuring the limits of {} ({})\n", fmt::join(used, ", "),
+               deck.calibrate);
     limits = calibrate_everywhere(used, deck.calibrate == "quick");
   }
   if (limits) {
@@ -447,6 +506,7 @@ int calibrate_session(const CalibrateRequest& request, int& kokkos_argc, char** 
           {"command: calibrate", fmt::format("spaces: {}", fmt::join(spaces, ",")),
            fmt::format("quick: {}", quick), fmt::format("energy: {}", energy), stores}))
     return code;
+  install_interrupt_handlers();  // a signal stops at the next step, on every rank
   KokkosArgs args(kokkos_argc, kokkos_argv, spaces, root);
   Kokkos::ScopeGuard kokkos(args.argc, args.argv.data());
   guard_kokkos_tool();  // what a loaded tool relies on
@@ -458,22 +518,42 @@ int calibrate_session(const CalibrateRequest& request, int& kokkos_argc, char** 
   if (const auto w = serial_beside_threads_warning(spaces); root && !w.empty())
     print_to(stderr, "warning: {}\n", w);
   if (root)
-    print_to(stderr, "calibrate: {} measurement of {}{}; takes under 30 s\n",
-             quick ? "quick" : "full",
+    print_to(stderr, "calibrate: {} measurement of {}{}\n", quick ? "quick" : "full",
              spaces.empty() ? "every space" : fmt::format("{}", fmt::join(spaces, ", ")),
              world().size() > 1
                  ? fmt::format(" on {} ranks, and the links between them", world().size())
                  : std::string());
-  const auto cal = calibrate_everywhere(spaces, quick);
+  Calibration cal;
+  try {
+    cal = calibrate_everywhere(spaces, quick);
+  } catch (const CalibrationStopped& e) {
+    // A calibration file is written whole or not at all.
+    if (root)
+      print_to(stderr, "{}\n",
+               e.said(out ? fmt::format("no limits kept: {} was not written", shown(*out))
+                          : "no limits kept"));
+    return agreed_exit(e.exit_code());
+  }
+  // Every rank, before rank 0 goes on alone: where each rank ran and what it
+  // measured are gathered (collectives; rank 0 alone in one would wait for
+  // the others forever).
+  const nlohmann::json places = gather_rank_places();
+  const auto parts = world().size() > 1 && out ? world().gather(to_json(cal).dump())
+                                               : std::vector<std::string>{};
   if (!root) return agreed_exit(0);
   std::cout << format_calibration(cal);
   if (out) {
     nlohmann::json doc{{"schema_version", schema_version},
                        {"provenance", collect_provenance(nullptr, command)},
                        {"calibration", to_json(cal)}};
+    doc["provenance"]["ranks"] = places;
+    // Each rank measured its own GPU: its limits beside its place, as a
+    // run's provenance has them (the file's calibration is rank 0's).
+    for (std::size_t k = 0; k < parts.size() && k < places.size(); ++k)
+      doc["provenance"]["ranks"][k]["calibration"] = nlohmann::json::parse(parts[k]);
     // What bounds the limits measured: each GPU's power limit, clocks, ECC.
     doc["provenance"]["energy"] =
-        energy ? EnergyMeters::open(rank_provenance().value("device", nlohmann::json())).describe()
+        energy ? EnergyMeters::open(places[0].value("device", nlohmann::json())).describe()
                : nlohmann::json{{"off", true}};
     try {
       write_file_atomically(

@@ -13,6 +13,7 @@
 #include "results/result.hpp"
 #include "platform/spaces.hpp"
 #include "platform/timing.hpp"
+#include "support/interrupt.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
@@ -22,6 +23,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <fstream>
 #include <cstdlib>
 #include <ostream>
@@ -71,12 +75,54 @@ const SpaceLimits* Calibration::find(const std::string& space) const {
 
 namespace {
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The calibration's clock: each step is due by the sum of the shares of the
+// steps up to it (calibration_shares), counted from the start, so that a
+// step that ran over leaves the next ones less time, down to their least
+// repetitions, and the whole ends within the sum: the bound printed.
+class Schedule {
+ public:
+  void step(double share) { m_due += share; }
+  double left() const { return m_due - seconds_since(m_start); }
+
+ private:
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+  double m_due = 0;
+};
+
 struct Sizes {
   std::size_t stream_elements;  // doubles per array
   std::vector<std::size_t> transfer_bytes;
-  std::size_t gemm_n;
-  int reps;
+  std::size_t gemm_n;            // the most: measure_gemm sizes it to its share
+  int reps;                      // the most: a scheduled step stops sooner
+  Schedule* schedule = nullptr;  // nullptr: reps repetitions, however long
 };
+
+// sample_ms within the step's time: `warmups` untimed calls, then timed ones
+// while one as long as the longest so far still ends within `part` of the
+// time the step has left (at least one; at most z.reps). A signal stops it.
+template <class Space, class F>
+std::vector<double> sample_scheduled(Space& e, int warmups, const Sizes& z, double part, F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  const double budget = z.schedule ? part * std::max(0.0, z.schedule->left())
+                                   : std::numeric_limits<double>::infinity();
+  double longest_s = 0;
+  for (int i = 0; i < warmups; ++i) {
+    throw_if_interrupted();
+    longest_s = std::max(longest_s, fenced_ms(e, f) / 1e3);
+  }
+  std::vector<double> out;
+  while (static_cast<int>(out.size()) < z.reps) {
+    throw_if_interrupted();
+    if (!out.empty() && seconds_since(start) + longest_s > budget) break;
+    out.push_back(fenced_ms(e, f));
+    longest_s = std::max(longest_s, out.back() / 1e3);
+  }
+  return out;
+}
 
 // Large enough to leave the caches and reach the plateau (host arrays at
 // least 4x the last-level cache and, in a full calibration, STREAM's default
@@ -175,7 +221,8 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
     const Read x(reinterpret_cast<const T*>(b.data()), count),
         y(reinterpret_cast<const T*>(c.data()), count);
     Kokkos::View<T, Memory> result("dot");
-    const std::vector<double> ms = sample_ms(e, 2, z.reps, [&] {
+    // Four dots after the stream's: each a quarter of what is left.
+    const std::vector<double> ms = sample_scheduled(e, 2, z, 1.0 / 4, [&] {
       kernels::dot_reduce(exec, paths, x, y, result);
     });
     note_unsteady(s, named("read_gbps", std::string(dtype_name<T>()), count * sizeof(T)), ms,
@@ -222,22 +269,23 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
   auto copy_rate = [&](double ms) { return gbps(copy_bytes, ms); };
   s.copy_kernel_gbps = steady_best(
       s, named("copy_kernel_gbps"),
-      sample_ms(e, 2, z.reps, [&] { kernels::stream_copy(exec, paths, b, a); }), copy_rate);
-  s.copy_deep_copy_gbps =
-      steady_best(s, named("copy_deep_copy_gbps"),
-                  sample_ms(e, 2, z.reps, [&] { Kokkos::deep_copy(exec, a, b); }), copy_rate);
-  s.triad_gbps = steady_best(s, named("triad_gbps"),
-                             sample_ms(e, 2, z.reps,
-                                       [&] { kernels::stream_triad(exec, paths, 3.0, a, b, c); }),
-                             [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
+      sample_scheduled(e, 2, z, 1.0 / 4, [&] { kernels::stream_copy(exec, paths, b, a); }),
+      copy_rate);
+  s.copy_deep_copy_gbps = steady_best(
+      s, named("copy_deep_copy_gbps"),
+      sample_scheduled(e, 2, z, 1.0 / 3, [&] { Kokkos::deep_copy(exec, a, b); }), copy_rate);
+  s.triad_gbps = steady_best(
+      s, named("triad_gbps"),
+      sample_scheduled(e, 2, z, 1.0 / 2, [&] { kernels::stream_triad(exec, paths, 3.0, a, b, c); }),
+      [&](double ms) { return gbps(3.0 * sizeof(double) * n, ms); });
   // Sanity: a = 1 + 3*2 everywhere; a wrong kernel would fake a bandwidth.
   if (kernels::sum(exec, a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: triad check failed", Space::name()));
   // Reading alone: b·c, two arrays read and nothing written.
   Kokkos::View<double, typename Space::memory_space> dot("dot");
   s.read_gbps = steady_best(s, named("read_gbps"),
-                            sample_ms(e, 2, z.reps,
-                                      [&] { kernels::dot_reduce(exec, paths, b, c, dot); }),
+                            sample_scheduled(e, 2, z, is_host_space_v<Space> ? 1.0 : 1.0 / 5,
+                                             [&] { kernels::dot_reduce(exec, paths, b, c, dot); }),
                             [&](double ms) { return gbps(2.0 * sizeof(double) * n, ms); });
   double product = 0;
   Kokkos::deep_copy(product, dot);
@@ -265,11 +313,17 @@ struct StoresProbe {
   std::size_t size() const { return a.extent(0); }
 };
 
+// The elements of each of its three arrays.
+std::size_t stores_probe_elements(std::size_t stream_elements) {
+  const std::size_t cache = last_level_cache_bytes();
+  return std::min(cache > 0 ? 2 * cache / 3 / sizeof(double) + 1 : stream_elements,
+                  host_available_bytes() / 4 / 3 / sizeof(double));
+}
+
 StoresProbe make_stores_probe(std::size_t stream_elements) {
   StoresProbe p;
   const std::size_t cache = last_level_cache_bytes();
-  const std::size_t n = std::min(cache > 0 ? 2 * cache / 3 / sizeof(double) + 1 : stream_elements,
-                                 host_available_bytes() / 4 / 3 / sizeof(double));
+  const std::size_t n = stores_probe_elements(stream_elements);
   if (3 * n * sizeof(double) < 2 * cache) {
     p.not_measured = fmt::format(
         "not measured: three arrays twice the {:.0f} MB cache do not fit "
@@ -285,9 +339,10 @@ StoresProbe make_stores_probe(std::size_t stream_elements) {
 
 // The fastest repetition of kernel(paths) with the policy's `threshold` (a
 // kernel's bytes from which it takes its other path) at never, then at
-// always, in turn: {never, always}.
+// always, in turn: {never, always}. Rounds go on while one more ends within
+// `part` of the time the step has left (at least one, at most 3 to 5).
 template <class Space, class Kernel>
-std::pair<double, double> fastest_both_ways(const Space& exec, int reps,
+std::pair<double, double> fastest_both_ways(const Space& exec, const Sizes& z, double part,
                                             std::int64_t kernels::HostPolicy::*threshold,
                                             Kernel kernel) {
   Space e = exec;
@@ -295,7 +350,13 @@ std::pair<double, double> fastest_both_ways(const Space& exec, int reps,
   other.*threshold = 0;
   kernels::Paths plain{kernels::HostPolicy{}}, taken(other);
   std::vector<double> never, always;
-  for (int round = 0; round < std::clamp(reps, 3, 5); ++round) {
+  const auto start = std::chrono::steady_clock::now();
+  const double budget = z.schedule ? part * std::max(0.0, z.schedule->left())
+                                   : std::numeric_limits<double>::infinity();
+  for (int round = 0; round < std::clamp(z.reps, 3, 5); ++round) {
+    throw_if_interrupted();
+    // The first round, with its warm-ups, is the longest.
+    if (round > 0 && seconds_since(start) * (round + 1) / round > budget) break;
     for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, [&] { kernel(plain); }))
       never.push_back(ms);
     for (double ms : sample_ms(e, round == 0 ? 1 : 0, 1, [&] { kernel(taken); }))
@@ -340,12 +401,12 @@ void measure_stores(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->c, 2.0);
   // Plain stores (the threshold never), then streaming ones (always).
   const auto [plain_ms, streaming_ms] = fastest_both_ways(
-      exec, z.reps, &kernels::HostPolicy::streaming_from,
+      exec, z, 1.0 / 2, &kernels::HostPolicy::streaming_from,
       [&](auto& paths) { kernels::stream_triad(exec, paths, 3.0, probe->a, probe->b, probe->c); });
   if (kernels::sum(exec, probe->a) != 7.0 * static_cast<double>(n))
     throw std::runtime_error(fmt::format("calibration of {}: stores check failed", Space::name()));
   const auto [copy_plain_ms, copy_streaming_ms] = fastest_both_ways(
-      exec, z.reps, &kernels::HostPolicy::copy_streaming_from,
+      exec, z, 1.0, &kernels::HostPolicy::copy_streaming_from,
       [&](auto& paths) { kernels::stream_copy(exec, paths, probe->c, probe->a); });
   if (kernels::sum(exec, probe->a) != 2.0 * static_cast<double>(n))
     throw std::runtime_error(
@@ -380,7 +441,7 @@ void measure_dot_reads(const Space& exec, SpaceLimits& s, const Sizes& z,
   Kokkos::deep_copy(exec, probe->c, 2.0);
   Kokkos::View<double, Kokkos::HostSpace> dot("dot");
   const auto [vectors_ms, chain_ms] = fastest_both_ways(
-      exec, z.reps, &kernels::HostPolicy::dot_chain_from,
+      exec, z, 1.0, &kernels::HostPolicy::dot_chain_from,
       [&](auto& paths) { kernels::dot_reduce(exec, paths, probe->b, probe->c, dot); });
   if (dot() != 2.0 * static_cast<double>(n))
     throw std::runtime_error(
@@ -395,6 +456,7 @@ template <class Space>
 void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
   using Pinned = typename PinnedHostSpace<Space>::type;
   if constexpr (!is_host_space_v<Space> && !std::is_void_v<Pinned>) {
+    int points_left = 4 * static_cast<int>(z.transfer_bytes.size()) + 1;
     for (std::size_t bytes : z.transfer_bytes) {
       const std::size_t n = bytes / sizeof(double);
       Kokkos::View<double*, typename Space::memory_space> device("device", n);
@@ -407,7 +469,7 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
       auto point = [&](const char* kind, auto&& copy) {
         s.transfers[kind].push_back(
             {bytes, steady_best(s, named(fmt::format("{}_gbps", kind), "", bytes),
-                                sample_ms(e, 1, z.reps, copy),
+                                sample_scheduled(e, 1, z, 1.0 / --points_left, copy),
                                 [&](double ms) { return gbps(static_cast<double>(bytes), ms); })});
       };
       point("h2d_pageable", [&] { Kokkos::deep_copy(exec, device, pageable); });
@@ -418,11 +480,51 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
   }
 }
 
+// The vendor gemm's n: the largest multiple of 256, up to z.gemm_n, whose
+// call takes about `call_s` at the rate of the gemm before it, from n = 256
+// up (each size tried is one call, predicted within call_s): a BLAS on
+// one core takes seconds a call at the largest n, a GPU milliseconds
+// (docs/limits.md, "What calibration costs"). The BLAS runs below its peak
+// at small n, so the rate measured there makes the next size's call
+// shorter than predicted, not longer.
 template <class Space, class T>
-void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
+std::size_t gemm_size(const Space& exec, const Sizes& z, double call_s, double& gflops) {
   using Matrix =
       Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
-  const std::size_t n = z.gemm_n;
+  Space e = exec;
+  std::size_t n = std::min<std::size_t>(256, z.gemm_n);
+  for (bool first = true;; first = false) {
+    throw_if_interrupted();
+    Matrix a("A", n, n), b("B", n, n), c("C", n, n);
+    auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
+    if (first) fenced_ms(e, gemm);  // a library's start (cuBLAS' handle, BLAS threads)
+    const double ms = fenced_ms(e, gemm);
+    gflops = 2.0 * n * n * n / (std::max(ms, 1e-3) * 1e6);
+    const double fits = std::cbrt(gflops * 1e9 * call_s / 2.0);
+    const std::size_t next = std::min<std::size_t>(
+        z.gemm_n, std::max<std::size_t>(256, static_cast<std::size_t>(fits) / 256 * 256));
+    if (next <= n) return n;
+    n = next;
+  }
+}
+
+// One vendor gemm type: its n sized so that a call costs about a fifth of
+// the step's time (gemm_size), then an untimed call (which library ran)
+// and timed calls within the step's time (the median kept).
+template <class Space, class T>
+void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z,
+                  const std::function<void(const std::string&)>& say) {
+  using Matrix =
+      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
+  const double left = z.schedule ? std::max(0.0, z.schedule->left()) : 0.0;
+  double rate = 0.0;
+  const std::size_t n = z.schedule ? gemm_size<Space, T>(exec, z, left / 5, rate) : z.gemm_n;
+  if (z.schedule)
+    say(
+        fmt::format("{}: vendor gemm {}, n = {}: about {:.2f} s a call (a first call there: "
+                    "{:.3g} GFLOP/s); within {:.1f} s",
+                    Space::name(), dtype_name<T>(), n, 2.0 * n * n * n / (rate * 1e9), rate,
+                    std::max(0.0, z.schedule->left())));
   Matrix a("A", n, n), b("B", n, n), c("C", n, n);
   Kokkos::deep_copy(exec, a, T(1));
   Kokkos::deep_copy(exec, b, T(0.5));
@@ -443,10 +545,10 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
     }
   }
   Space e = exec;
-  s.gemm_gflops[std::string(dtype_name<T>())] =
-      steady_median(s, named("gemm_gflops", std::string(dtype_name<T>())),
-                    sample_ms(e, 1, std::clamp(z.reps / 2, 3, 5), gemm),
-                    [&](double ms) { return 2.0 * n * n * n / (ms * 1e6); });
+  s.gemm_gflops[std::string(dtype_name<T>())] = steady_median(
+      s, named("gemm_gflops", std::string(dtype_name<T>())),
+      sample_scheduled(e, 0, Sizes{0, {}, n, std::clamp(z.reps / 2, 3, 5), z.schedule}, 1.0, gemm),
+      [&](double ms) { return 2.0 * n * n * n / (ms * 1e6); });
   T corner{};
   Kokkos::deep_copy(corner, Kokkos::subview(c, n - 1, n - 1));
   if (corner != T(0.5) * static_cast<T>(n))
@@ -455,19 +557,23 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z) {
 }
 
 template <class Space>
-void measure_launch(const Space& exec, SpaceLimits& s, int reps) {
-  constexpr int launches = 200;
+void measure_launch(const Space& exec, SpaceLimits& s, const Sizes& z) {
   Space e = exec;
+  int launches = 10;
+  auto some = [&] {
+    for (int i = 0; i < launches; ++i) {
+      kernels::empty_kernel(exec);
+      exec.fence();
+    }
+  };
+  // Ten to warm up and to size the repetitions: up to 200 launches each,
+  // four of them within the step's time (a busy machine's fences take ms).
+  const double ten_s = fenced_ms(e, some) / 1e3;
+  const double left = z.schedule ? std::max(0.0, z.schedule->left()) : 1e9;
+  launches = static_cast<int>(std::clamp(left / 4 / std::max(ten_s / 10, 1e-9), 10.0, 200.0));
   std::vector<double> per_launch_us;
-  for (int r = 0; r < reps + 1; ++r) {
-    const double ms = fenced_ms(e, [&] {
-      for (int i = 0; i < launches; ++i) {
-        kernels::empty_kernel(exec);
-        exec.fence();
-      }
-    });
-    if (r > 0) per_launch_us.push_back(1e3 * ms / launches);  // the first one warms up
-  }
+  for (double ms : sample_scheduled(e, 0, z, 1.0, some))
+    per_launch_us.push_back(1e3 * ms / launches);
   s.launch_us = steady_median(s, named("launch_us"), per_launch_us, [](double us) { return us; });
 }
 
@@ -533,43 +639,143 @@ HostPolicies host_policies(const Calibration* c) {
   return out;
 }
 
+CalibrationShares calibration_shares(bool host, bool quick) {
+  CalibrationShares s;
+  if (quick) {
+    s.stores = host ? 0.4 : 0, s.dot_reads = host ? 0.3 : 0, s.stream = 1.2;
+    s.transfers = host ? 0 : 0.8, s.gemm = 0.5, s.launch = 0.2;
+  } else {
+    s.stores = host ? 1.0 : 0, s.dot_reads = host ? 0.8 : 0, s.stream = 3.5;
+    s.transfers = host ? 0 : 2.0, s.gemm = 1.2, s.launch = 0.3;
+  }
+  return s;
+}
+
+namespace {
+
+// Bytes per second that one thread first touches (allocates and fills) on
+// the host: what the arrays a step allocates cost before it can measure,
+// which no repetition count shortens. From 64 MB, one thread (parallel
+// fills only go faster), the allocation itself included.
+double first_touch_gbps() {
+  const std::size_t n = std::size_t{1} << 23;
+  const auto start = std::chrono::steady_clock::now();
+  // Without huge pages (the arrays ask for them): slower to touch, so the
+  // bound errs long.
+  Kokkos::View<double*, Kokkos::HostSpace> v(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("first_touch")), n);
+  std::fill(v.data(), v.data() + n, 1.0);
+  return gbps(n * sizeof(double), 1e3 * seconds_since(start));
+}
+
+// The host bytes a space's calibration first touches: its stream arrays,
+// each written twice (initialised, then filled), and a device's pageable
+// and pinned transfer buffers. The stores probe's, once for all host
+// spaces, are counted apart (also written twice).
+double touched_bytes(bool host, const Sizes& z) {
+  double bytes = host ? 2.0 * 3 * sizeof(double) * z.stream_elements : 0.0;
+  for (std::size_t b : z.transfer_bytes) bytes += 2.0 * b;
+  return bytes;
+}
+
+}  // namespace
+
 Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Calibration cal;
   cal.mode = options.quick ? "quick" : "full";
+  Schedule schedule;
+  // Each step: said, named for a signal's message, and stopped at a signal.
   auto say = [&](const std::string& what) {
+    throw_if_interrupted();
+    if (options.step) *options.step = what;
     if (options.progress) fmt::print(*options.progress, "calibrate: {}\n", what);
   };
+  auto wanted = [&](const std::string& name) {
+    return spaces.empty() || std::find(spaces.begin(), spaces.end(), name) != spaces.end();
+  };
+  const int host_threads = Kokkos::DefaultHostExecutionSpace().concurrency();
+  auto sizes_of = [&](const std::string& name) {
+    return sizes_for(is_host_space(name), options.quick, host_threads,
+                     is_host_space(name) ? 0 : space_free_bytes(name));
+  };
+  // The bound: every step's share, and the first touch of the arrays each
+  // allocates at the rate of a first one (a step is due by its own).
+  const double touch_gbps = first_touch_gbps();
+  auto touch_s = [&](double bytes) { return bytes / (touch_gbps * 1e9); };
+  double shares_s = 0, touched = 0;
+  bool any_host = false;
+  for (const auto& name : enabled_space_names())
+    if (wanted(name)) {
+      shares_s += calibration_shares(is_host_space(name), options.quick).total();
+      touched += touched_bytes(is_host_space(name), sizes_of(name));
+      any_host = any_host || is_host_space(name);
+    }
+  if (any_host)
+    touched += 6.0 * sizeof(double) * stores_probe_elements(sizes_of("Serial").stream_elements);
+  // A quarter more, for what the schedule cannot see coming: the machine's
+  // load changing, a last repetition, Kokkos' own allocations.
+  say(
+      fmt::format("at most {:.1f} s: {:.1f} s of measuring, {:.0f} MB of arrays first touched "
+                  "at {:.2f} GB/s (one thread), and a quarter more",
+                  1.25 * (shares_s + touch_s(touched)), shares_s, touched / 1e6, touch_gbps));
   std::optional<StoresProbe> probe;  // the host spaces' stores, allocated once
+  bool probe_counted = false;        // its first touch, in the schedule
   for_each_space([&](auto tag) {
     using Space = typename decltype(tag)::type;
     const std::string name = Space::name();
-    if (!spaces.empty() && std::find(spaces.begin(), spaces.end(), name) == spaces.end()) return;
+    if (!wanted(name)) return;
     SpaceLimits s;
     s.space = name;
     s.host = is_host_space_v<Space>;
     if (s.host) s.cache_bytes = last_level_cache_bytes();
-    const Sizes z = sizes_for(s.host, options.quick,
-                              Kokkos::DefaultHostExecutionSpace().concurrency(),
-                              s.host ? 0 : space_free_bytes(name));
+    Sizes z = sizes_of(name);
+    z.schedule = &schedule;
+    const CalibrationShares share = calibration_shares(s.host, options.quick);
     const Space exec;
     if constexpr (is_host_space_v<Space>) {
-      say(name + ": plain or streaming stores beyond the cache");
+      if (!probe_counted)
+        schedule.step(touch_s(6.0 * sizeof(double) * stores_probe_elements(z.stream_elements)));
+      probe_counted = true;
+      schedule.step(share.stores);
+      say(fmt::format("{}: plain or streaming stores beyond the cache; within {:.1f} s", name,
+                      schedule.left()));
       measure_stores(exec, s, z, probe);
-      say(name + ": the float64 dot beyond the cache, vector sums or one chain");
+      schedule.step(share.dot_reads);
+      say(
+          fmt::format("{}: the float64 dot beyond the cache, vector sums or one chain; within "
+                      "{:.1f} s",
+                      name, schedule.left()));
       measure_dot_reads(exec, s, z, probe);
     }
-    say(name + ": copy and triad bandwidth");
+    if (s.host && !options.quick && s.triad_plain_gbps > 0) {
+      // Arrays whose fill (first touch, counted twice) and least repetitions
+      // of the four kernels fit the step at the rate the stores' triad
+      // measured: 33 arrays' bytes in all. Never below STREAM's rule (4x the
+      // last-level cache) nor a quick calibration's 64 MB.
+      const double fit = share.stream * s.triad_plain_gbps * 1e9 / (33.0 * sizeof(double));
+      const std::size_t least = std::max<std::size_t>(
+          std::size_t{1} << 23, 4 * last_level_cache_bytes() / sizeof(double));
+      z.stream_elements = std::min(z.stream_elements,
+                                   std::max(least, static_cast<std::size_t>(fit) >> 20 << 20));
+    }
+    schedule.step(share.stream + touch_s(touched_bytes(s.host, z)));
+    say(fmt::format("{}: copy and triad bandwidth, arrays of {:.0f} MB; within {:.1f} s", name,
+                    z.stream_elements * sizeof(double) / 1e6, schedule.left()));
     measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{});
     if (!s.host) {
-      say(name + ": host<->device bandwidth, pageable and pinned");
+      schedule.step(share.transfers);  // its buffers' first touch counted with the stream's
+      say(fmt::format("{}: host<->device bandwidth, pageable and pinned; within {:.1f} s", name,
+                      schedule.left()));
       measure_transfers(exec, s, z);
     }
-    say(fmt::format("{}: vendor gemm, n = {}", name, z.gemm_n));
-    measure_gemm<Space, float>(exec, s, z);
-    measure_gemm<Space, double>(exec, s, z);
-    say(name + ": kernel launch latency");
-    measure_launch(exec, s, z.reps);
+    schedule.step(share.gemm);
+    measure_gemm<Space, float>(exec, s, z, say);
+    schedule.step(share.gemm);
+    measure_gemm<Space, double>(exec, s, z, say);
+    schedule.step(share.launch);
+    say(fmt::format("{}: kernel launch latency; within {:.1f} s", name, schedule.left()));
+    measure_launch(exec, s, z);
     cal.spaces.push_back(std::move(s));
   });
   cal.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

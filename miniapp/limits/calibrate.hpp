@@ -143,9 +143,29 @@ struct Calibration {
 struct CalibrationOptions {
   bool quick = false;                // smaller sizes and fewer repetitions
   std::ostream* progress = nullptr;  // one line per measurement
+  std::string* step = nullptr;       // set to each measurement as it starts
 };
 
-// Measures the named spaces (all compiled ones if empty). Needs Kokkos initialised.
+// What each step of a space's calibration may take, in seconds. A step
+// repeats its measurement while one more repetition ends within its share
+// (at least once), and sizes what has a choice (the vendor gemm's n) from
+// the rates measured before it; each step is due by the sum of the shares
+// up to it, and of the first touch of the arrays allocated so far, so that
+// the whole calibration ends within their sum, which it says first ("at
+// most N s") (docs/limits.md, "What calibration costs").
+struct CalibrationShares {
+  double stores = 0, dot_reads = 0;  // host spaces
+  double stream = 0;                 // copy, memcpy, triad, read
+  double transfers = 0;              // device spaces: host<->device
+  double gemm = 0;                   // each of float32 and float64
+  double launch = 0;
+  double total() const { return stores + dot_reads + stream + transfers + 2 * gemm + launch; }
+};
+CalibrationShares calibration_shares(bool host, bool quick);
+
+// Measures the named spaces (all compiled ones if empty). Needs Kokkos
+// initialised. A signal (support/interrupt.hpp) stops it between
+// measurements: Interrupted, nothing kept.
 Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationOptions& options);
 
 // The links among the ranks of `world` and the GPUs rank 0 sees: collective

@@ -21,7 +21,7 @@ extern "C" void on_signal(int sig) {
   received = sig;
   // write(2) is async-signal-safe; fmt and iostreams are not.
   static const char message[] =
-      "\nportalab: signal received: stopping at the next safe point; results so far are "
+      "\nportalab: signal received: stopping at the next safe point, then saying what was "
       "kept (send it again to stop at once)\n";
   [[maybe_unused]] const auto n = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
