@@ -377,9 +377,11 @@ int place_ranks(const Comm& world, const std::string& gpu_bus_id) {
   auto judge = [&](const std::vector<nlohmann::json>& words) {
     verdict["shares"] = std::vector<std::string>(words.size());
     std::vector<std::string> hosts;
-    for (const auto& w : words)
-      if (std::find(hosts.begin(), hosts.end(), w["host"]) == hosts.end())
-        hosts.push_back(w["host"]);
+    for (const auto& w : words) {
+      // A string, not a json: g++ 13 finds no string == json in std::find.
+      const auto host_of = w["host"].get<std::string>();
+      if (std::find(hosts.begin(), hosts.end(), host_of) == hosts.end()) hosts.push_back(host_of);
+    }
     for (const auto& h : hosts) {
       std::vector<RankCpus> node;
       std::vector<std::size_t> index;
