@@ -1,6 +1,7 @@
 #include "db.hpp"
 
 #include "support/console.hpp"
+#include "support/environment.hpp"
 #include "support/interrupt.hpp"
 #include "support/text.hpp"
 #include "results/result_files.hpp"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <filesystem>
 #include <sstream>
 
 namespace portalab {
@@ -72,20 +74,29 @@ std::string percent(const std::optional<double>& v) {
   return v ? fmt::format("{:+.1f}%", 100 * *v) : "";
 }
 
-std::string key_text(const store::SeriesKey& k) {
-  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", k.experiment, k.variant, k.dtype,
-                     k.n, k.space, k.copies, k.library, k.threads, k.machine,
-                     k.gpu.empty() ? "" : " " + k.gpu);
+// Text of an imported results.json (names, hosts, CPU models, job ids,
+// paths) as a table shows it: quoted and cut as the run's messages are
+// (support/text.hpp); --json gives it exact.
+std::string cell(const std::string& s) { return shown(s); }
+std::string cell(const nlohmann::json& s) {
+  return s.is_string() ? shown(s.get<std::string>()) : "-";
 }
 
-std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+std::string key_text(const store::SeriesKey& k) {
+  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", cell(k.experiment),
+                     cell(k.variant), cell(k.dtype), k.n, cell(k.space), cell(k.copies),
+                     cell(k.library), k.threads, cell(k.machine),
+                     k.gpu.empty() ? "" : " " + cell(k.gpu));
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : shown(s); }
 
 std::string changes_text(const std::vector<store::HistoryChange>& changes) {
   if (changes.empty())
     return "nothing recorded changed (the same code path, build, clocks and library)";
   std::string out;
   for (const auto& c : changes)
-    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", c.what, or_dash(c.from),
+    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", cell(c.what), or_dash(c.from),
                        or_dash(c.to));
   return out;
 }
@@ -104,11 +115,12 @@ void print_history(const store::History& h) {
        "space", "copies", "library", "path", "threads", "machine", "gpu"}};
   for (const auto& r : h.rows) {
     const auto& k = r.key;
-    lines.push_back({r.verdict + (r.regression ? " REGRESSION" : ""), percent(r.change),
+    lines.push_back({cell(r.verdict) + (r.regression ? " REGRESSION" : ""), percent(r.change),
                      std::to_string(r.runs.size()), number(r.runs.back().m.ms),
-                     r.base ? number(r.runs[*r.base].m.ms) : "-", k.experiment, k.variant, k.dtype,
-                     std::to_string(k.n), k.space, k.copies, k.library, path_text(r),
-                     std::to_string(k.threads), k.machine, k.gpu.empty() ? "-" : k.gpu});
+                     r.base ? number(r.runs[*r.base].m.ms) : "-", cell(k.experiment),
+                     cell(k.variant), cell(k.dtype), std::to_string(k.n), cell(k.space),
+                     cell(k.copies), cell(k.library), path_text(r), std::to_string(k.threads),
+                     cell(k.machine), k.gpu.empty() ? "-" : cell(k.gpu)});
   }
   std::string out = fmt::format(
                         "history: {} rows, the last {} runs of each, {} ms; latest run against the "
@@ -121,9 +133,10 @@ void print_history(const store::History& h) {
                          : "");
   for (const std::size_t i : h.regressions) {
     const auto& r = h.rows[i];
-    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", r.verdict,
-                       percent(r.change), key_text(r.key), h.runs[r.runs[*r.base].run].started_at,
-                       h.runs[r.runs.back().run].started_at, changes_text(r.changes));
+    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", cell(r.verdict),
+                       percent(r.change), key_text(r.key),
+                       cell(h.runs[r.runs[*r.base].run].started_at),
+                       cell(h.runs[r.runs.back().run].started_at), changes_text(r.changes));
   }
   out += fmt::format(
       "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
@@ -138,18 +151,18 @@ void print_members(const nlohmann::json& members, const char* what) {
   std::vector<std::vector<std::string>> lines{{what, "host", "model", "quantity", "value", "unit",
                                                "x median", "reference", "x reference", ""}};
   for (const auto& m : members) {
-    const std::string id = m["id"].get<std::string>();
+    const std::string id = cell(m["id"]);
     for (const char* part : {"limits", "rows"})
       for (const auto& f : m[part]) {
         std::string flag = f.value("flagged", nlohmann::json::array()).empty() ? "" : "OUTLIER";
         if (f.contains("unsteady"))
           flag += fmt::format("{}unsteady (x{:.1f})", flag.empty() ? "" : " ",
                               f["unsteady"].get<double>());
-        lines.push_back({id, m["host"], m["model"], f["quantity"], number(f["value"]), f["unit"],
-                         f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
-                         f.contains("reference") ? number(f["reference"]) : "-",
-                         f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-",
-                         flag});
+        lines.push_back(
+            {id, cell(m["host"]), cell(m["model"]), cell(f["quantity"]), number(f["value"]),
+             cell(f["unit"]), f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
+             f.contains("reference") ? number(f["reference"]) : "-",
+             f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-", flag});
       }
   }
   std::cout << text_table(lines);
@@ -160,18 +173,17 @@ void print_fleet(const nlohmann::json& f) {
   std::cout << fmt::format("fleet: {} runs of {}; each against the median of its model's group{}\n",
                            s["runs"].get<std::int64_t>(),
                            s.contains("job")
-                               ? fmt::format("job {}", s["job"].get<std::string>())
-                               : fmt::format("{} .. {}", s["since"].get<std::string>(),
-                                             s["until"].get<std::string>()),
+                               ? fmt::format("job {}", cell(s["job"]))
+                               : fmt::format("{} .. {}", cell(s["since"]), cell(s["until"])),
                            s["references"].get<std::string>().empty()
                                ? ""
-                               : fmt::format(" and {}", s["references"].get<std::string>()));
+                               : fmt::format(" and {}", cell(s["references"])));
   if (const auto& short_rows = s["rows_too_short"]; !short_rows.empty())
     std::cout << fmt::format(
         "rows: {} {} left out, each kernel under {:g} ms (its launch and clocks "
         "more than its GPU; --row EXPERIMENT shows them): {}{}\n",
         short_rows.size(), short_rows.size() == 1 ? "kind" : "kinds", s["min_row_ms"].get<double>(),
-        short_rows[0].get<std::string>(), short_rows.size() > 1 ? ", ..." : "");
+        cell(short_rows[0]), short_rows.size() > 1 ? ", ..." : "");
   std::cout << fmt::format("\nGPUs: {}\n", f["gpus"].size());
   if (!f["gpus"].empty()) print_members(f["gpus"], "GPU");
   std::cout << fmt::format("\nnodes: {}\n", f["nodes"].size());
@@ -182,17 +194,38 @@ void print_fleet(const nlohmann::json& f) {
     for (const auto& m : f[part])
       if (m["outlier"].get<bool>()) {
         ++outliers;
-        reasons += fmt::format("  {} on {}:\n", m["id"].get<std::string>(),
-                               m["host"].get<std::string>());
-        for (const auto& r : m["reasons"]) reasons += fmt::format("    {}\n", r.get<std::string>());
+        reasons += fmt::format("  {} on {}:\n", cell(m["id"]), cell(m["host"]));
+        // A reason is portalab's sentence about names of the file: cut longer.
+        for (const auto& r : m["reasons"])
+          reasons += fmt::format("    {}\n", shown(r.get<std::string>(), 4 * shown_max_bytes));
       }
   std::cout << fmt::format("\noutliers: {}\n{}", outliers, reasons);
 }
 
+// A number an option takes: finite, and within [low, high].
+CLI::Validator finite_in(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < low || v > high)
+          return fmt::format("{}: expected a number from {:g} to {:g}", shown(text), low, high);
+        return {};
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", low, high));
+}
+
+CLI::Validator not_empty(const char* what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        return text.empty() ? fmt::format("'': expected {}", what) : std::string();
+      },
+      "");
+}
+
 void add_store_option(CLI::App* sub, DbCommand& c) {
-  sub->add_option(
-      "--db", c.path,
-      "the store (one SQLite file); default $PORTALAB_DB, else results/portalab.sqlite");
+  sub->add_option("--db", c.path,
+                  "the store (one SQLite file); default $PORTALAB_DB, else results/portalab.sqlite")
+      ->check(not_empty("the path of the store, an SQLite file"));
 }
 
 }  // namespace
@@ -229,12 +262,18 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
                          "runs of each row looked at, the latest included (default 20)");
   c->history->add_option("--phase", h.phase, "h2d, kernel, d2h or total (default)")
       ->check(CLI::IsMember({"h2d", "kernel", "d2h", "total"}));
-  c->history->add_option("--threshold", h.threshold_pct,
-                         "percent slower that is a regression (default 10)");
-  c->history->add_option("--sigmas", h.sigmas,
-                         "run-to-run noise deviations a change must exceed (default 4)");
-  c->history->add_option("--min-noise", h.min_noise,
-                         "floor of the run-to-run noise, a fraction (default 0.01)");
+  c->history
+      ->add_option("--threshold", h.threshold_pct,
+                   "percent slower that is a regression (default 10)")
+      ->check(finite_in(0, 1e6));
+  c->history
+      ->add_option("--sigmas", h.sigmas,
+                   "run-to-run noise deviations a change must exceed (default 4)")
+      ->check(finite_in(1e-9, 1e6));
+  c->history
+      ->add_option("--min-noise", h.min_noise,
+                   "floor of the run-to-run noise, a fraction (default 0.01)")
+      ->check(finite_in(0, 1e6));
   c->history->add_flag("--json", c->json, "one JSON document instead of tables");
 
   c->fleet = c->db->add_subcommand(
@@ -250,8 +289,10 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
       "--row", f.rows,
       "rows to set side by side: EXPERIMENT[/VARIANT[/DTYPE[/N]]] (repeatable; default: "
       "the largest n of each experiment and variant)");
-  c->fleet->add_option("--tolerance", f.tolerance_pct,
-                       "percent below the group's median that makes an outlier (default 10)");
+  c->fleet
+      ->add_option("--tolerance", f.tolerance_pct,
+                   "percent below the group's median that makes an outlier (default 10)")
+      ->check(finite_in(1e-9, 99.999999));
   c->fleet->add_option("--references", f.references,
                        "reference figures, CSV: model,quantity,value,unit,source,date[,basis] "
                        "(default $PORTALAB_REFERENCE, else data/reference-figures.csv shipped "
@@ -265,25 +306,54 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
 
 bool db_command_given(const DbCommand& command) { return command.db->parsed(); }
 
+// What a signal says while an import runs: its transaction is rolled back.
+constexpr char import_stopping[] =
+    "\nportalab: signal received: stopping the import; nothing of it is kept unless its commit "
+    "is under way (send it again to stop at once)\n";
+
 int run_db_command(const DbCommand& c) {
-  const std::string path = store::store_path(c.path);
+  if (c.json) keep_stdout_for_json();  // its stdout one JSON document
+  std::string path;
+  bool created = false;
   try {
+    path = store::store_path(c.path);
     if (c.import->parsed()) {
       // A signal rolls the import back at the next run or thousand rows.
-      install_interrupt_handlers();
+      install_interrupt_handlers(import_stopping);
+      std::error_code ec;
+      created = !std::filesystem::exists(path, ec);
       auto db = store::open_store(path, /*write=*/true, c.wait_s, &std::cerr);
-      const auto sum = store::import_runs(*db, c.import_paths, c.quiet ? nullptr : &std::cerr);
-      std::cout << fmt::format(
-          "{}: imported {} runs ({} rows); {} already there; {} results files found\n", path,
-          sum.imported, sum.rows, sum.already, sum.found);
-      return 0;
+      try {
+        const auto sum = store::import_runs(*db, c.import_paths, c.quiet ? nullptr : &std::cerr,
+                                            std::cerr);
+        std::cout << fmt::format(
+            "{}: imported {} runs ({} rows{}); {}{} already there; {}{} runs found\n", shown(path),
+            sum.imported + sum.replaced, sum.rows,
+            sum.incomplete ? fmt::format(", {} of them incomplete", sum.incomplete) : "",
+            sum.replaced ? fmt::format("{} replacing incomplete ones; ", sum.replaced) : "",
+            sum.already, sum.running ? fmt::format("{} still running, skipped; ", sum.running) : "",
+            sum.found);
+        if (sum.signal_during_commit) {
+          print_to(stderr,
+                   "{}: {} came while the import was being committed: the whole import was "
+                   "kept (a commit is all or nothing)\n",
+                   shown(path), signal_name(sum.signal_during_commit));
+          return 128 + sum.signal_during_commit;
+        }
+        return 0;
+      } catch (...) {
+        if (created) store::forget_new_store(std::move(db), path);
+        throw;
+      }
     }
     auto db = store::open_store(path, /*write=*/false, c.wait_s, &std::cerr);
     if (c.history->parsed()) {
       const auto h = store::history(*db, c.history_options);
-      if (c.json)
-        store::write_history_json(h, std::cout);
-      else
+      if (c.json) {
+        std::ostringstream text;
+        store::write_history_json(h, text);
+        write_json(text.str());
+      } else
         print_history(h);
       return h.regressions.empty() ? 0 : 1;
     }
@@ -302,7 +372,7 @@ int run_db_command(const DbCommand& c) {
       return 1;
     }
     if (c.json)
-      std::cout << f.dump(2) << "\n";
+      write_json(f.dump(2) + "\n");
     else
       print_fleet(f);
     for (const char* part : {"gpus", "nodes"})
@@ -312,11 +382,14 @@ int run_db_command(const DbCommand& c) {
   } catch (const store::StoreError& e) {
     print_to(stderr, "error: {}\n", e.what());
     return e.code;
+  } catch (const EnvironmentError& e) {
+    print_to(stderr, "error: {}\n", e.what());
+    return 2;
   } catch (const Interrupted& e) {
     print_to(stderr,
              "error: {}: import stopped by {}: nothing of this import was kept, the store "
-             "holds what it held before\n",
-             shown(path), signal_name(e.signal));
+             "holds what it held before{}\n",
+             shown(path), signal_name(e.signal), created ? " (none: it was not made)" : "");
     return 128 + e.signal;
   }
 }

@@ -143,7 +143,7 @@ int judge_run(const HealthCommand& c, const std::string& out, const std::string&
     // Imported like any run; a store that cannot take it does not change
     // the verdict: the results folder holds the run.
     try {
-      const auto sum = store::import_runs(*db, {out}, nullptr);
+      const auto sum = store::import_runs(*db, {out}, nullptr, std::cerr);
       print_to(stdout, "{}: imported {} run ({} rows)\n", shown(db_path), sum.imported, sum.rows);
     } catch (const store::StoreError& e) {
       print_to(stderr, "error: {} (import it later: portalab db import --db {} {})\n", e.what(),

@@ -237,7 +237,7 @@ void list_experiments(ListFormat format, bool names_only) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& e : experiments()) all.push_back(experiment_json(e));
       const nlohmann::json doc{{"spaces_compiled", enabled_space_names()}, {"experiments", all}};
-      print_to(stdout, "{}\n", doc.dump(2));
+      write_json(doc.dump(2) + "\n");
       return;
     }
     case ListFormat::markdown:
@@ -275,7 +275,7 @@ void list_decks(ListFormat format) {
         all.push_back(deck_json(d, load_deck(d.path.string(), catalog), catalog));
       std::vector<std::string> folder_names;
       for (const auto& f : folders) folder_names.push_back(f.string());
-      print_to(stdout, "{}\n", nlohmann::json{{"folders", folder_names}, {"decks", all}}.dump(2));
+      write_json(nlohmann::json{{"folders", folder_names}, {"decks", all}}.dump(2) + "\n");
       return;
     }
     print_to(stdout,

@@ -17,6 +17,7 @@
 #include "engine/agreement.hpp"
 #include "engine/session.hpp"
 #include "support/console.hpp"
+#include "support/environment.hpp"
 #include "support/files.hpp"
 #include "support/interrupt.hpp"
 #include "support/text.hpp"
@@ -185,6 +186,8 @@ int portalab_main(int argc, char** argv) {
     return app.exit(e);
   }
   if (!spaces.empty()) overrides.spaces = spaces;
+  // Its stdout one JSON document, whatever a loaded library prints.
+  if (*info_cmd || (*list_cmd && list_format == "json")) portalab::keep_stdout_for_json();
   // The store is written by one process, never by the ranks of a job.
   if (portalab::db_command_given(*db_cmd)) {
     if (kokkos_argc > 1)
@@ -228,6 +231,9 @@ int portalab_main(int argc, char** argv) {
       portalab::list(list_format, names_only, decks_only);
       return 0;
     }
+    // PORTALAB_* variables read only deep in a run: a mistake said now.
+    if (const std::string problem = portalab::environment_problem(); !problem.empty())
+      return bad_input(problem);
     portalab::check_kokkos_arguments(kokkos_args);
     if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);
     if (portalab::health_command_given(*health_cmd))
@@ -242,6 +248,8 @@ int portalab_main(int argc, char** argv) {
   } catch (const portalab::InputError& e) {
     return unshared_error(exit_bad_input, e.what());
   } catch (const portalab::OutputError& e) {
+    return unshared_error(exit_bad_input, e.what());
+  } catch (const portalab::EnvironmentError& e) {
     return unshared_error(exit_bad_input, e.what());
   } catch (const std::exception& e) {
     // Printing to a terminal or pipe that a signal said was gone fails too:

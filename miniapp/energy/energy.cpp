@@ -1,5 +1,7 @@
 #include "energy/energy.hpp"
 
+#include "support/environment.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -131,8 +133,7 @@ GpuMeter::~GpuMeter() = default;
 
 std::unique_ptr<GpuMeter> GpuMeter::open(const std::string& uuid, const std::string& pci_bus_id,
                                          std::string& why_not) {
-  const char* given = std::getenv("PORTALAB_NVML_LIBRARY");
-  const std::string path = given && *given ? given : "libnvidia-ml.so.1";
+  const std::string path = env_path("PORTALAB_NVML_LIBRARY").value_or("libnvidia-ml.so.1");
   auto lib = std::make_unique<Library>();
   lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle) {
@@ -283,8 +284,7 @@ std::optional<std::uint64_t> read_counter(const std::string& file, std::string& 
 }  // namespace
 
 std::unique_ptr<CpuMeter> CpuMeter::open(std::string& why_not) {
-  const char* root = std::getenv("PORTALAB_POWERCAP_ROOT");
-  return open(root && *root ? root : "/sys/class/powercap", why_not);
+  return open(env_path("PORTALAB_POWERCAP_ROOT").value_or("/sys/class/powercap"), why_not);
 }
 
 std::unique_ptr<CpuMeter> CpuMeter::open(const std::string& root, std::string& why_not) {

@@ -582,7 +582,7 @@ int info_session(int& kokkos_argc, char** kokkos_argv, const std::vector<std::st
   for (std::string line; std::getline(text, line);)
     if (!line.empty()) lines.push_back(line);
   doc["kokkos_configuration"] = lines;
-  std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  write_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return 0;
 }
 

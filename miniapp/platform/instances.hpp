@@ -7,6 +7,7 @@
 #include "libraries/library_threads.hpp"
 #include "libraries/library_probe.hpp"
 #include "platform/spaces.hpp"
+#include "support/environment.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -87,8 +88,7 @@ std::string why_not_partitionable(const Space& exec, int count) {
 // stack for the process: two threads' kernels interleaved in it abort the
 // run ("Expected ... to end, got different kernel ID") or corrupt the tool.
 inline bool host_instances_in_turn() {
-  const char* concurrent = std::getenv("PORTALAB_TOOLS_CONCURRENT");
-  return !(concurrent && std::string_view(concurrent) == "1") && RegionRecorder::tool_loaded();
+  return !env_switch("PORTALAB_TOOLS_CONCURRENT").value_or(false) && RegionRecorder::tool_loaded();
 }
 
 // How a concurrent run on `count` instances of Space is timed, for a row's

@@ -1,5 +1,6 @@
 #include "platform/memory.hpp"
 
+#include "support/environment.hpp"
 #include "platform/spaces.hpp"
 
 #include <sys/mman.h>
@@ -109,10 +110,7 @@ bool is_allocation_failure(const std::exception& e) {
 }
 
 bool huge_pages_advised() {
-  static const bool advised = [] {
-    const char* v = std::getenv("PORTALAB_HUGE_PAGES");
-    return !(v && std::string_view(v) == "0");
-  }();
+  static const bool advised = [] { return env_switch("PORTALAB_HUGE_PAGES").value_or(true); }();
   return advised;
 }
 

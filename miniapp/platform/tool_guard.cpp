@@ -1,5 +1,7 @@
 #include "platform/tool_guard.hpp"
 
+#include "support/environment.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 
@@ -142,8 +144,7 @@ void guard_kokkos_tool() {
   static bool guarded = false;
   if (guarded || !Kokkos::Profiling::profileLibraryLoaded()) return;
   // Kokkos' events as raised, to see what the guard corrects.
-  if (const char* raw = std::getenv("PORTALAB_TOOLS_RAW"); raw && std::string_view(raw) == "1")
-    return;
+  if (env_switch("PORTALAB_TOOLS_RAW").value_or(false)) return;
   guarded = true;
   EventSet set = Kokkos::Tools::Experimental::get_callbacks();
   tool() = set;

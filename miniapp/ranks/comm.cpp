@@ -2,6 +2,7 @@
 
 #include "ranks/placement.hpp"
 
+#include "support/environment.hpp"
 #include "support/console.hpp"
 #include "ranks/startup.hpp"
 #include "ranks/watchdog.hpp"
@@ -58,6 +59,8 @@ bool mpi_started = false;
 // Environment a launcher sets in the processes it starts: Open MPI's mpirun,
 // PMIx (srun --mpi=pmix, prterun), PMI-1/2 (MPICH's Hydra, srun --mpi=pmi2).
 bool launched_by_mpi_launcher() {
+  // Read before anything can say a word: a value but 0 or 1 starts MPI here,
+  // and is refused once the ranks agree (support/environment.hpp).
   if (const char* forced = std::getenv("PORTALAB_MPI")) return std::string_view(forced) != "0";
   for (const char* v :
        {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
@@ -427,8 +430,7 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
 }
 
 bool mpi_cuda_aware() {
-  if (const char* forced = std::getenv("PORTALAB_MPI_CUDA_AWARE"))
-    return std::string_view(forced) == "1";
+  if (const auto forced = env_switch("PORTALAB_MPI_CUDA_AWARE")) return *forced;
 #if defined(PORTALAB_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return mpi_started && MPIX_Query_cuda_support() == 1;
 #else

@@ -1,6 +1,7 @@
 #include "ranks/watchdog.hpp"
 
 #include "deck/deck.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 
@@ -54,13 +55,15 @@ void Watchdog::watch() {
 
 double seconds_from_environment(const char* name, double fallback, std::string_view zero_means) {
   const char* text = std::getenv(name);
-  if (!text || !*text) return fallback;
+  if (!text) return fallback;  // set but empty: refused, as any other mistake
   errno = 0;
   char* end = nullptr;
   const double s = std::strtod(text, &end);
   if (errno != 0 || end == text || *end != '\0' || !std::isfinite(s) || s < 0)
     throw InputError(
-        fmt::format("{}={}: expected seconds, a number >= 0 (0 {})", name, text, zero_means));
+        fmt::format("environment variable {}={}: expected seconds, a number >= 0 (0 {}); unset "
+                    "it for the default",
+                    name, shown(text), zero_means));
   // Months: no limit (a time point that far would overflow the clock).
   return s > 1e7 ? 0 : s;
 }

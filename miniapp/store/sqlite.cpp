@@ -1,5 +1,7 @@
 #include "store/sqlite.hpp"
 
+#include "support/text.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -19,7 +21,8 @@ Connection::Connection(const std::string& path, int flags) : m_path(path) {
     const std::string why = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
     sqlite3_close(m_db);
     m_db = nullptr;
-    throw StoreError(exit_bad_input, fmt::format("{}: cannot open the store: {}", path, why));
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: cannot open the store: {}", shown(path), why));
   }
   sqlite3_extended_result_codes(m_db, 1);
 }
@@ -28,6 +31,14 @@ Connection::~Connection() { sqlite3_close_v2(m_db); }
 
 void Connection::fail(int rc, const std::string& doing) const {
   const std::string detail = sqlite3_errmsg(m_db);
+  if (rc == SQLITE_READONLY_ROLLBACK)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: an import stopped during its commit left a rollback "
+                                 "pending ({}-journal, a hot journal), and this user may not "
+                                 "write the store to roll it back while {}: run `portalab db "
+                                 "history --db {}` once as a user who may write the file and its "
+                                 "folder",
+                                 shown(m_path), shown(m_path), doing, shown(m_path)));
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -35,13 +46,13 @@ void Connection::fail(int rc, const std::string& doing) const {
                        fmt::format("{}: the store is locked by another writer (another `portalab "
                                    "db import`?) while {}: try again when it ends, or wait longer "
                                    "(--wait SECONDS)",
-                                   m_path, doing));
+                                   shown(m_path), doing));
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
       throw StoreError(exit_bad_input,
                        fmt::format("{}: not a portalab store: not an SQLite database, or a damaged "
                                    "one ({}) while {}; give another --db, or move this file away",
-                                   m_path, detail, doing));
+                                   shown(m_path), detail, doing));
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_CANTOPEN:
@@ -49,20 +60,21 @@ void Connection::fail(int rc, const std::string& doing) const {
       throw StoreError(exit_bad_input,
                        fmt::format("{}: cannot write the store ({}) while {}: the file or its "
                                    "folder is read-only here; give a writable --db",
-                                   m_path, detail, doing));
+                                   shown(m_path), detail, doing));
     case SQLITE_FULL:
       throw StoreError(exit_not_written,
                        fmt::format("{}: the disk is full while {}: nothing of this import was "
                                    "kept, the store holds what it held before; free space and "
                                    "import again",
-                                   m_path, doing));
+                                   shown(m_path), doing));
     case SQLITE_IOERR:
       throw StoreError(exit_not_written,
                        fmt::format("{}: an I/O error ({}) while {}: nothing of this import was "
                                    "kept, the store holds what it held before",
-                                   m_path, detail, doing));
+                                   shown(m_path), detail, doing));
     default:
-      throw StoreError(exit_not_written, fmt::format("{}: {} while {}", m_path, detail, doing));
+      throw StoreError(exit_not_written,
+                       fmt::format("{}: {} while {}", shown(m_path), detail, doing));
   }
 }
 

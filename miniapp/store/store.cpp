@@ -6,11 +6,15 @@
 #include "support/hash.hpp"
 #include "support/interrupt.hpp"
 #include "platform/space_names.hpp"
+#include "results/results_check.hpp"
 #include "results/schema_version.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <unordered_map>
@@ -18,8 +22,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <ostream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -180,85 +191,182 @@ const nlohmann::json& obj(const nlohmann::json& j, const char* key) {
   return it != j.end() && (it->is_object() || it->is_array()) ? *it : empty;
 }
 
-// The results files under one path given: the file itself, or every
-// results.json in a folder tree (links not followed: a tree of runs holds
-// its runs, not links to others').
-void find_results(const std::string& given, std::vector<std::string>& files,
-                  std::vector<std::string>& unfinished) {
+constexpr const char* journal_name = "results.jsonl";
+
+// A run's folder as found: its results.json, its journal (results.jsonl), or
+// both (a run that did not finish, or is still writing).
+struct RunFiles {
+  std::string folder, json, journal;
+  std::string name() const { return journal.empty() ? json : journal; }
+};
+
+// Anything but a regular file where a run's file is named: refused, named.
+bool regular_or_nothing(const fs::path& p) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(p, ec);
+  if (ec || !fs::exists(st)) return false;
+  if (fs::is_regular_file(st)) return true;
+  throw StoreError(exit_bad_input, fmt::format("{}: {}, not a results file", shown(p.string()),
+                                               fs::is_symlink(st)     ? "a symbolic link"
+                                               : fs::is_directory(st) ? "a folder"
+                                               : fs::is_fifo(st)      ? "a named pipe (FIFO)"
+                                               : fs::is_socket(st)    ? "a socket"
+                                                                      : "a device"));
+}
+
+RunFiles run_files(const fs::path& folder, const fs::path& json_file) {
+  RunFiles r{folder.string(), "", ""};
+  if (regular_or_nothing(json_file)) r.json = json_file.string();
+  if (regular_or_nothing(folder / journal_name)) r.journal = (folder / journal_name).string();
+  return r;
+}
+
+// The runs under one path given: a results.json or results.jsonl file (its
+// folder's run), or every folder holding either in a folder tree (links
+// not followed: a tree of runs holds its runs, not links to others').
+void find_runs(const std::string& given, std::vector<RunFiles>& runs) {
   std::error_code ec;
   const auto status = fs::symlink_status(given, ec);
   if (ec || !fs::exists(status))
-    throw StoreError(exit_bad_input, fmt::format("{}: no such file or folder to import", given));
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: no such file or folder to import", shown(given)));
   if (fs::is_regular_file(fs::status(given, ec))) {
-    files.push_back(given);
+    const fs::path p(given);
+    if (p.filename() == journal_name) {
+      runs.push_back(run_files(p.parent_path(), p.parent_path() / "results.json"));
+    } else if (p.filename() == "results.json") {
+      // Its journal beside it, where one is, is the run's more recent record.
+      runs.push_back(run_files(p.parent_path(), p));
+      runs.back().json = given;
+    } else {  // a copy under another name: that file alone
+      runs.push_back({p.parent_path().string(), given, ""});
+    }
     return;
   }
   if (!fs::is_directory(fs::status(given, ec)))
     throw StoreError(exit_bad_input,
-                     fmt::format("{}: neither a results.json nor a folder of runs", given));
-  std::vector<std::string> here;
+                     fmt::format("{}: neither a results.json nor a folder of runs", shown(given)));
+  std::vector<RunFiles> here;
   fs::recursive_directory_iterator it(given, fs::directory_options::none, ec), end;
   if (ec)
     throw StoreError(exit_bad_input,
-                     fmt::format("{}: cannot read the folder: {}", given, ec.message()));
+                     fmt::format("{}: cannot read the folder: {}", shown(given), ec.message()));
+  std::vector<fs::path> folders;
   for (; it != end; it.increment(ec)) {
     if (ec)
       throw StoreError(exit_bad_input, fmt::format("{}: cannot read the folder: {}",
-                                                   it->path().string(), ec.message()));
+                                                   shown(it->path().string()), ec.message()));
     const auto& entry = *it;
     if (entry.is_symlink(ec)) continue;
     const std::string name = entry.path().filename().string();
-    if (name == "results.json" && entry.is_regular_file(ec)) here.push_back(entry.path().string());
-    if (name == "results.jsonl" && entry.is_regular_file(ec) &&
-        !fs::exists(entry.path().parent_path() / "results.json"))
-      unfinished.push_back(entry.path().parent_path().string());
+    if (name == "results.json" || name == journal_name)
+      folders.push_back(entry.path().parent_path());
   }
-  if (here.empty() && unfinished.empty())
+  std::sort(folders.begin(), folders.end());
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  for (const auto& f : folders) here.push_back(run_files(f, f / "results.json"));
+  if (here.empty())
     throw StoreError(exit_bad_input,
-                     fmt::format("{}: no results.json in this folder or below it", given));
-  std::sort(here.begin(), here.end());
-  files.insert(files.end(), here.begin(), here.end());
+                     fmt::format("{}: no results.json in this folder or below it", shown(given)));
+  runs.insert(runs.end(), here.begin(), here.end());
 }
 
-nlohmann::json read_results(const std::string& file) {
-  std::string text;
+// An open file, closed when done.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// A regular file's text, opened without waiting on a pipe nor following a
+// link, read with a bound: its size then, and room to see it grow.
+std::string read_run_file(int fd, const std::string& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: {}, not a results file", shown(file), file_type(st.st_mode)));
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size > max_results_bytes)
+    throw StoreError(exit_bad_input, fmt::format("{}: more than {} bytes; not a results file",
+                                                 shown(file), max_results_bytes));
+  const std::size_t bound = std::min<std::size_t>(max_results_bytes, size + 65536);
+  std::string text(bound + 1, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: cannot read it: {}", shown(file), std::strerror(errno)));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got > bound)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: grew past {} bytes while read; import it once its run "
+                                 "has ended",
+                                 shown(file), bound));
+  text.resize(got);
+  return text;
+}
+
+Fd open_run_file(const std::string& file) {
+  Fd f;
+  f.fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (f.fd < 0)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: cannot open it: {}", shown(file), std::strerror(errno)));
+  return f;
+}
+
+// What a run's folder holds, to import: its document, or why not now.
+struct RunRead {
+  nlohmann::json doc;
+  std::string from;  // the file read
+  bool running = false;
+};
+
+RunRead read_run(const RunFiles& run) {
+  RunRead r;
+  if (!run.journal.empty()) {
+    Fd f = open_run_file(run.journal);
+    // A run holds its journal locked (flock) while it writes: still
+    // running, its rows are not all there yet.
+    if (::flock(f.fd, LOCK_SH | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK)
+        throw StoreError(exit_bad_input, fmt::format("{}: cannot lock it to read: {}",
+                                                     shown(run.journal), std::strerror(errno)));
+      r.running = true;
+      r.from = run.journal;
+      return r;
+    }
+    const std::string text = read_run_file(f.fd, run.journal);
+    // A journal begun but empty (a run killed as it started): its
+    // results.json, where there is one, stands.
+    if (text.empty() && run.json.empty())
+      throw StoreError(exit_bad_input,
+                       fmt::format("{}: an empty journal and no results.json: a run that "
+                                   "recorded nothing",
+                                   shown(run.journal)));
+    if (!text.empty()) {
+      try {
+        r.doc = parse_journal(text, shown(run.journal));
+      } catch (const InputError& e) {
+        throw StoreError(exit_bad_input, e.what());
+      }
+      r.from = run.journal;
+      return r;
+    }
+  }
+  Fd f = open_run_file(run.json);
   try {
-    // read_bounded allocates its bound: the file's size (and room to see it
-    // grow) rather than the limit.
-    std::error_code ec;
-    const auto size = fs::file_size(file, ec);
-    if (!ec && size > max_results_bytes)
-      throw InputError(
-          fmt::format("{}: more than {} bytes; not a results file", file, max_results_bytes));
-    const std::size_t bound = ec ? max_results_bytes
-                                 : std::min<std::size_t>(max_results_bytes, size + 65536);
-    text = read_bounded(file, bound, "a results file");
-    if (text.size() > bound)
-      throw InputError(fmt::format(
-          "{}: grew past {} bytes while read; import it once it is complete", file, bound));
-    check_json_nesting(text, file, 64);
+    r.doc = parse_results(read_run_file(f.fd, run.json), shown(run.json));
   } catch (const InputError& e) {
     throw StoreError(exit_bad_input, e.what());
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw StoreError(exit_bad_input, fmt::format("{}: not JSON: {}", file, e.what()));
-  }
-  if (!j.is_object() || !j.contains("provenance") || !j["provenance"].is_object() ||
-      !j.contains("results") || !j["results"].is_array())
-    throw StoreError(exit_bad_input,
-                     fmt::format("{}: not a portalab results file (expected an object with "
-                                 "\"provenance\" and \"results\")",
-                                 file));
-  if (j.contains("schema_version") && !(j["schema_version"].is_number_integer() &&
-                                        j["schema_version"].get<int>() <= schema_version))
-    throw StoreError(exit_bad_input,
-                     fmt::format("{}: results of schema_version {}; this portalab reads versions "
-                                 "up to {}: import it with a newer portalab",
-                                 file, j["schema_version"].dump(), schema_version));
-  return j;
+  r.from = run.json;
+  return r;
 }
 
 // A row's field that names it: a string, or a whole number for n and threads.
@@ -321,7 +429,9 @@ class Importer {
             "array_task_id, deck, ranks, incomplete, portalab_version, kokkos_version, "
             "kokkos_kernels_version, compiler, gpu_driver, cuda_runtime, cpu_model, host_blas) "
             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        m_known(db.prepare("SELECT 1 FROM runs WHERE run_id = ?")),
+        m_known(db.prepare("SELECT id, incomplete, (SELECT count(*) FROM rows WHERE run = runs.id) "
+                           "FROM runs WHERE run_id = ?")),
+        m_forget(db.prepare("DELETE FROM runs WHERE id = ?")),
         m_provenance(db.prepare("INSERT INTO provenance(run, json) VALUES(?,?)")),
         m_gpu(db.prepare(
             "INSERT OR REPLACE INTO gpus(run, rank, host, uuid, pci_bus_id, name, power_limit_w, "
@@ -349,36 +459,45 @@ class Importer {
         m_rank_row(db.prepare(
             "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")) {}
 
-  // false: the store held this run already.
-  bool add(const std::string& file, const nlohmann::json& doc, std::int64_t& rows) {
+  enum class Added { added, replaced, already };
+
+  // The store holds a run once (by run id): a run it holds as incomplete is
+  // replaced by a later read of it that is complete or holds more rows.
+  Added add(const std::string& file, const nlohmann::json& doc, std::int64_t& rows) {
     const auto& p = doc["provenance"];
     const std::string id = run_id_of(p);
+    const auto& summary = obj(doc, "summary");
+    const bool incomplete = summary.contains("incomplete") || summary.contains("interrupted");
     m_known.bind(1, id);
-    const bool known = m_known.step();
-    m_known.reset();
-    if (known) return false;
+    Added added = Added::added;
+    if (m_known.step()) {
+      const std::int64_t old = m_known.integer(0);
+      const bool old_incomplete = m_known.integer(1) != 0;
+      const std::int64_t old_rows = m_known.integer(2);
+      m_known.reset();
+      if (!old_incomplete ||
+          (incomplete && static_cast<std::int64_t>(doc["results"].size()) <= old_rows))
+        return Added::already;
+      m_forget.bind(1, old).run();
+      added = Added::replaced;
+    } else {
+      m_known.reset();
+    }
 
     const auto& host = obj(p, "host");
     const auto& slurm = obj(p, "slurm");
     const auto& build = obj(p, "build");
     const std::string started_at = str(p, "started_at");
-    std::optional<double> started = unix_time(started_at);
-    if (!started) {  // files before started_at: when the file was written
-      std::error_code ec;
-      const auto t = fs::last_write_time(file, ec);
-      started = ec ? 0.0
-                   : std::chrono::duration<double>(
-                         std::chrono::file_clock::to_sys(t).time_since_epoch())
-                         .count();
-    }
+    const std::optional<double> started = unix_time(started_at);
+    if (!started)  // of the schema's pattern, but no date (month 13)
+      throw StoreError(exit_bad_input, fmt::format("{}: provenance/started_at: {} is not a date",
+                                                   shown(file), shown(started_at, 40)));
     std::string driver, runtime;
     for (const auto& d : obj(p, "devices"))
       if (d.is_object() && d.contains("cuda_driver")) {
         driver = str(d, "cuda_driver");
         runtime = str(d, "cuda_runtime");
       }
-    const auto& summary = obj(doc, "summary");
-    const bool incomplete = summary.contains("incomplete") || summary.contains("interrupted");
     const auto& ranks = obj(p, "ranks");
     std::string blas = str(obj(host, "blas_kernels"), "library");
     if (blas.empty()) blas = str(host, "blas");
@@ -507,7 +626,7 @@ class Importer {
       ++rows;
       if ((i & 1023) == 1023) throw_if_interrupted();
     }
-    return true;
+    return added;
   }
 
  private:
@@ -590,8 +709,8 @@ class Importer {
   }
 
   Connection& m_db;
-  Statement m_run, m_known, m_provenance, m_gpu, m_limit, m_series_find, m_series_add, m_row,
-      m_energy, m_rank_row;
+  Statement m_run, m_known, m_forget, m_provenance, m_gpu, m_limit, m_series_find, m_series_add,
+      m_row, m_energy, m_rank_row;
   std::unordered_map<std::string, std::int64_t> m_series;
 };
 
@@ -716,7 +835,13 @@ void migrate(Connection& db, std::ostream* notes) {
 
 std::string store_path(const std::string& given) {
   if (!given.empty()) return given;
-  if (const char* env = std::getenv("PORTALAB_DB"); env && *env) return env;
+  if (const char* env = std::getenv("PORTALAB_DB")) {
+    if (!*env)
+      throw StoreError(exit_bad_input,
+                       "PORTALAB_DB is set but empty: expected the path of the store (an "
+                       "SQLite file); unset it for the default, results/portalab.sqlite");
+    return env;
+  }
   return "results/portalab.sqlite";
 }
 
@@ -750,9 +875,10 @@ std::vector<LimitFigure> limit_figures(const nlohmann::json& spaces) {
 
 namespace {
 
-// A store to write is never reached through a link, nor its journal: a link
-// planted at either in a shared folder would make the import write into
-// another file (support/files.hpp says what is there instead).
+// A store is never reached through a link, nor its journal: a link planted
+// at either in a shared folder would make an import write into another
+// file, a FIFO there would block every reader (support/files.hpp says what
+// is there instead).
 void check_store_names(const std::string& path) {
   try {
     for (const char* suffix : {"", "-journal", "-wal", "-shm"})
@@ -762,11 +888,73 @@ void check_store_names(const std::string& path) {
   }
 }
 
+// SQLite opens a path of at most this many bytes, made absolute
+// (SQLITE_MAX_PATHNAME of its unix VFS); past it, it says only "unable to
+// open database file".
+constexpr std::size_t sqlite_max_path = 512;
+
+void check_path_length(const std::string& path) {
+  std::error_code ec;
+  const std::string absolute = fs::absolute(path, ec).string();
+  if (!ec && absolute.size() >= sqlite_max_path)
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: a path of {} bytes (absolute); SQLite opens paths of fewer "
+                                 "than {}: give a shorter --db",
+                                 shown(path), absolute.size(), sqlite_max_path));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENAMETOOLONG)
+    throw StoreError(exit_bad_input, fmt::format("{}: {}: a name in it is longer than the file "
+                                                 "system allows; give a shorter --db",
+                                                 shown(path), std::strerror(ENAMETOOLONG)));
+}
+
+// The tables of the schema: a store of portalab's without one is damaged.
+constexpr std::array<const char*, 8> store_tables{"runs", "provenance", "gpus",      "limits",
+                                                  "rows", "energy",     "rank_rows", "series"};
+
+void check_tables(Connection& db) {
+  std::vector<std::string> missing;
+  auto find = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  for (const char* t : store_tables) {
+    find.bind(1, t);
+    if (!find.step()) missing.push_back(t);
+    find.reset();
+  }
+  if (!missing.empty())
+    throw StoreError(exit_bad_input,
+                     fmt::format("{}: a portalab store without its table{} {}: damaged; move it "
+                                 "away and import the runs again into a new one",
+                                 shown(db.path()), missing.size() > 1 ? "s" : "",
+                                 fmt::join(missing, ", ")));
+}
+
+// A store whose last import was stopped during its commit holds a hot
+// journal: the next open that may write rolls it back. A reader cannot, so
+// it does so first where it may write the file, and says so truly where not.
+void roll_back_pending(const std::string& path, double wait_s) {
+  struct stat st {};
+  if (::lstat((path + "-journal").c_str(), &st) != 0 || st.st_size == 0) return;
+  std::unique_ptr<Connection> rw;
+  try {
+    rw = std::make_unique<Connection>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
+                                                SQLITE_OPEN_NOMUTEX);
+  } catch (const StoreError&) {
+    return;  // the read-only open says why
+  }
+  if (sqlite3_db_readonly(rw->handle(), "main") == 1) return;
+  sqlite3_busy_timeout(rw->handle(), static_cast<int>(std::clamp(wait_s, 0.0, 86400.0) * 1000));
+  // Any read of a database with a hot journal rolls the journal back first.
+  pragma(*rw, "user_version");
+}
+
 }  // namespace
 
 std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s,
                                        std::ostream* notes) {
-  if (write) check_store_names(path);
+  if (path.empty())
+    throw StoreError(exit_bad_input, "--db '': expected the path of the store, an SQLite file");
+  check_path_length(path);
+  check_store_names(path);
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (exists && !fs::is_regular_file(path, ec))
@@ -776,7 +964,8 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
     throw StoreError(exit_bad_input,
                      fmt::format("{}: no store here: import runs first (`portalab db import "
                                  "RESULTS_FOLDER --db {}`), or give --db or PORTALAB_DB",
-                                 path, path));
+                                 shown(path), shown(path)));
+  if (exists && !write) roll_back_pending(path, wait_s);
   if (exists && !looks_like_sqlite(path))
     throw StoreError(exit_bad_input,
                      fmt::format("{}: not a portalab store: not an SQLite database; give another "
@@ -860,36 +1049,69 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
       throw;
     }
   }
+  check_tables(*db);
   return db;
 }
 
+void forget_new_store(std::unique_ptr<Connection> db, const std::string& path) {
+  std::int64_t runs = 1;
+  try {
+    auto count = db->prepare("SELECT count(*) FROM runs");
+    if (count.step()) runs = count.integer(0);
+  } catch (const StoreError&) {
+    return;  // not ours to judge: left as it is
+  }
+  db.reset();
+  // Made by this import, which kept nothing: no empty store left behind
+  // (unless another import has filled it meanwhile).
+  if (runs == 0) {
+    ::unlink(path.c_str());
+    ::unlink((path + "-journal").c_str());
+  }
+}
+
 ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths,
-                          std::ostream* progress) {
+                          std::ostream* progress, std::ostream& notes) {
   ImportSummary sum;
-  std::vector<std::string> files, unfinished;
-  for (const auto& p : paths) find_results(p, files, unfinished);
-  for (const auto& u : unfinished)
-    if (progress)
-      *progress << fmt::format(
-          "skipped {}: a run not finished (results.jsonl without results.json)\n", u);
-  sum.found = static_cast<int>(files.size());
+  std::vector<RunFiles> runs;
+  for (const auto& p : paths) find_runs(p, runs);
+  sum.found = static_cast<int>(runs.size());
   // One writer at a time: the write lock is taken at once, and waited for
   // (the busy timeout) where another import holds it.
   db.exec("BEGIN IMMEDIATE");
   try {
     Importer importer(db);
-    for (const auto& file : files) {
+    for (const auto& run : runs) {
       throw_if_interrupted();
-      const nlohmann::json doc = read_results(file);
-      std::int64_t rows = 0;
-      if (importer.add(file, doc, rows)) {
-        ++sum.imported;
-        sum.rows += rows;
-        if (progress) *progress << fmt::format("imported {} ({} rows)\n", file, rows);
-      } else {
-        ++sum.already;
-        if (progress) *progress << fmt::format("already in the store: {}\n", file);
+      const RunRead r = read_run(run);
+      if (r.running) {  // said even with --quiet: a run left out
+        ++sum.running;
+        notes << fmt::format(
+            "skipped {}: a run still writing (its journal {} is locked by the portalab run "
+            "writing it); import it again once the run has ended\n",
+            shown(run.folder), journal_name);
+        continue;
       }
+      std::int64_t rows = 0;
+      const auto added = importer.add(r.from, r.doc, rows);
+      const bool incomplete = r.from == run.journal;
+      const std::string what = incomplete
+                                   ? " (incomplete: the run did not finish; its journal's rows)"
+                                   : "";
+      if (added == Importer::Added::already) {
+        ++sum.already;
+        if (progress) *progress << fmt::format("already in the store: {}\n", shown(r.from));
+        continue;
+      }
+      ++(added == Importer::Added::replaced ? sum.replaced : sum.imported);
+      sum.incomplete += incomplete;
+      sum.rows += rows;
+      if (progress)
+        *progress << fmt::format("{} {} ({} rows){}\n",
+                                 added == Importer::Added::replaced
+                                     ? "imported, replacing the incomplete copy in the store,"
+                                     : "imported",
+                                 shown(r.from), rows, what);
     }
     throw_if_interrupted();
     db.exec("COMMIT");
@@ -897,13 +1119,33 @@ ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths,
     sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  // A signal during the commit is answered once it ends: the store holds
+  // the whole import (a commit is all or nothing), never half a run.
+  sum.signal_during_commit = interrupt_signal();
   return sum;
 }
 
 std::optional<double> unix_time(const std::string& iso, bool end_of_day) {
-  int y = 0, m = 0, d = 0, hh = 0, mm = 0, ss = 0;
-  const int got = std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &m, &d, &hh, &mm, &ss);
-  if (got != 3 && got != 6) return std::nullopt;
+  // Digits where digits go, a day of its month, a time of a day: no
+  // 2026-13-45 read as 2027-02-14 by timegm.
+  const bool date_only = iso.size() == 10;
+  if (!date_only && !(iso.size() == 19 || (iso.size() == 20 && iso.back() == 'Z')))
+    return std::nullopt;
+  for (std::size_t i = 0; i < std::min<std::size_t>(iso.size(), 19); ++i) {
+    const char want = i == 4 || i == 7 ? '-' : i == 10 ? 'T' : i == 13 || i == 16 ? ':' : '0';
+    const char c = iso[i];
+    if (want == '0' ? !(c >= '0' && c <= '9') : c != want) return std::nullopt;
+  }
+  auto at = [&](std::size_t i, std::size_t n) { return std::stoi(iso.substr(i, n)); };
+  const int y = at(0, 4), m = at(5, 2), d = at(8, 2);
+  const int hh = date_only ? 0 : at(11, 2), mm = date_only ? 0 : at(14, 2),
+            ss = date_only ? 0 : at(17, 2);
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1 || d > days[m - 1] + (m == 2 && leap) || hh > 23 || mm > 59 ||
+      ss > 60)
+    return std::nullopt;
+  const int got = date_only ? 3 : 6;
   std::tm tm{};
   tm.tm_year = y - 1900;
   tm.tm_mon = m - 1;

@@ -25,7 +25,8 @@ namespace portalab::store {
 // of an older one is upgraded when opened where it may be written.
 constexpr int store_schema_version = 3;
 
-// The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite.
+// The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite;
+// StoreError for PORTALAB_DB set but empty.
 std::string store_path(const std::string& given);
 
 // An open store. Writing: created where missing (with its folder), its
@@ -35,18 +36,30 @@ std::string store_path(const std::string& given);
 std::unique_ptr<Connection> open_store(const std::string& path, bool write, double wait_s,
                                        std::ostream* notes = nullptr);
 
+// A store this import created, closed, and removed where it holds no run:
+// an import refused leaves no empty store behind.
+void forget_new_store(std::unique_ptr<Connection> db, const std::string& path);
+
 struct ImportSummary {
-  int found = 0;     // results files found under the paths
-  int imported = 0;  // runs new to the store
-  int already = 0;   // runs the store held already (by run id)
+  int found = 0;       // runs found under the paths (results.json, results.jsonl or both)
+  int imported = 0;    // runs new to the store
+  int replaced = 0;    // runs the store held incomplete, now complete (or more of them)
+  int already = 0;     // runs the store held already (by run id)
+  int incomplete = 0;  // of those imported or replaced: read from a journal
+  int running = 0;     // runs still writing (their journal locked): skipped
   std::int64_t rows = 0;
+  int signal_during_commit = 0;  // a signal that came while the import was committed
 };
 
-// Imports the runs under `paths` (results.json files, or folders searched
-// for them) in one transaction: all of them or, on an error or a signal,
-// none. progress: a line per run where not null.
+// Imports the runs under `paths` (results.json or results.jsonl files, or
+// folders searched for them) in one transaction: all of them or, on an
+// error or a signal before the commit, none. A run that did not finish
+// (killed, out of disk) is read from its journal, every row it holds, and
+// stored as incomplete; a run still writing is skipped (a line to notes).
+// Every file is checked as the scripts check it (results/results_check.hpp).
+// progress: a line per run where not null.
 ImportSummary import_runs(Connection& db, const std::vector<std::string>& paths,
-                          std::ostream* progress);
+                          std::ostream* progress, std::ostream& notes);
 
 // The run id of a results document: a fingerprint of its provenance, which
 // a run writes once and every copy of its folder shares.

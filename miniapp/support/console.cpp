@@ -14,6 +14,7 @@ namespace {
 
 bool stdout_was_closed = false;
 int stdout_error = 0;  // the first failed write's errno, where write_to saw it
+int json_fd = -1;      // the real stdout, once keep_stdout_for_json moved others' prints away
 
 }  // namespace
 
@@ -42,6 +43,30 @@ void write_to(std::FILE* stream, std::string_view text) {
   }
 }
 
+void keep_stdout_for_json() {
+  if (json_fd >= 0) return;
+  std::cout.flush();
+  std::fflush(stdout);
+  json_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (json_fd >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
+void write_json(std::string_view text) {
+  if (json_fd < 0) {
+    write_to(stdout, text);
+    return;
+  }
+  while (!text.empty()) {
+    const ssize_t n = ::write(json_fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (stdout_error == 0) stdout_error = n < 0 ? errno : ENOSPC;
+      return;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
 bool standard_output_written() {
   errno = 0;
   std::cout.flush();
@@ -50,7 +75,7 @@ bool standard_output_written() {
   const bool flushed = std::fflush(stdout) == 0;
   // The system's reason where one was seen: this flush's, an earlier write's.
   const int err = !flushed ? errno : stdout_error != 0 ? stdout_error : cout_error;
-  if (flushed && !std::ferror(stdout) && !std::cout.bad()) return true;
+  if (flushed && !std::ferror(stdout) && !std::cout.bad() && stdout_error == 0) return true;
   print_to(stderr,
            "error: standard output {}: what portalab printed there is incomplete (result "
            "files, if any, are not affected)\n",

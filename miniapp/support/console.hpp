@@ -28,6 +28,16 @@ void print_to(std::FILE* stream, fmt::format_string<Args...> format, Args&&... a
   write_to(stream, fmt::vformat(format, fmt::make_format_args(args...)));
 }
 
+// For a command whose stdout is one JSON document (info, list --format
+// json, db history/fleet --json): from here on, what anything else prints on
+// stdout (a Kokkos tool at its start or end, a library's banner) goes to
+// stderr, and write_json() alone reaches the real stdout. Call it before
+// anything is loaded.
+void keep_stdout_for_json();
+// The document on stdout (the real one, after keep_stdout_for_json); a
+// failure kept for standard_output_written.
+void write_json(std::string_view text);
+
 // At the end of every command: stdout (and std::cout) flushed. False, said
 // on stderr, when anything printed there could not be written (a full disk,
 // /dev/full, a closed stdout).

@@ -8,6 +8,11 @@ namespace portalab {
 namespace {
 
 volatile std::sig_atomic_t received = 0;
+// What the first signal prints: set before the handlers are installed.
+const char* volatile said = nullptr;
+constexpr char run_message[] =
+    "\nportalab: signal received: stopping at the next safe point, then saying what was "
+    "kept (send it again to stop at once)\n";
 
 extern "C" void on_signal(int sig) {
   // Once the reader of stdout is gone every write to it raises SIGPIPE
@@ -19,11 +24,9 @@ extern "C" void on_signal(int sig) {
     return;
   }
   received = sig;
-  // write(2) is async-signal-safe; fmt and iostreams are not.
-  static const char message[] =
-      "\nportalab: signal received: stopping at the next safe point, then saying what was "
-      "kept (send it again to stop at once)\n";
-  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, message, sizeof message - 1);
+  // write(2) and strlen are async-signal-safe; fmt and iostreams are not.
+  const char* message = said;
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, message, std::strlen(message));
 }
 
 }  // namespace
@@ -40,7 +43,8 @@ const std::vector<int>& stop_signals() {
   return s;
 }
 
-void install_interrupt_handlers() {
+void install_interrupt_handlers(const char* message) {
+  said = message ? message : run_message;
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

@@ -16,7 +16,8 @@ namespace portalab {
 
 // The signals handled so, in the order installed.
 const std::vector<int>& stop_signals();
-void install_interrupt_handlers();
+// message: what the first signal prints (a line, static); default: a run's.
+void install_interrupt_handlers(const char* message = nullptr);
 // The signal that asked the run to stop, or 0.
 int interrupt_signal();
 std::string signal_name(int signal);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs each fuzzer (cmake --preset fuzz: the deck, --set, the command line
-# before Kokkos) for a bounded time, seeded with the decks in inputs/ and
-# tests/decks, the --set examples in set_seeds.txt, the command lines in
-# cli_seeds.txt and deep inputs made here; first replays
+# before Kokkos, the results files `portalab db import` reads) for a bounded
+# time, seeded with the decks in inputs/ and tests/decks, the --set examples
+# in set_seeds.txt, the command lines in cli_seeds.txt, results files and
+# journals made by tests/scripts/store_synthetic.py and deep inputs made here; first replays
 # tests/fuzz/regressions/ and the deep inputs. Fails on any crash, leak, timeout or
 # sanitizer report; the input that caused it is kept in build/fuzz/artifacts/.
 # Then the result scripts (tests/scripts/fuzz_scripts.py) on mutated results
@@ -12,10 +13,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$root/build/fuzz"
 seconds="${1:-60}"
-fuzzers=(fuzz_deck fuzz_set fuzz_cli)
+fuzzers=(fuzz_deck fuzz_set fuzz_cli fuzz_results)
 # Longest input per fuzzer: past each limit (a deck 1 MiB, an override 64
 # KiB) would slow every mutation; deep nesting needs tens of kB.
-declare -A max_len=([fuzz_deck]=262144 [fuzz_set]=70000 [fuzz_cli]=8192)
+declare -A max_len=([fuzz_deck]=262144 [fuzz_set]=70000 [fuzz_cli]=8192 [fuzz_results]=65536)
+declare -A dict=([fuzz_deck]=deck.dict [fuzz_set]=deck.dict [fuzz_cli]=deck.dict
+                 [fuzz_results]=results.dict)
 per_fuzzer=$((seconds / (${#fuzzers[@]} + 1)))  # and the scripts' share
 ((per_fuzzer >= 1)) || per_fuzzer=1
 
@@ -64,6 +67,24 @@ while IFS= read -r line; do
   i=$((i + 1))
   printf '%b' "$line" >"$work/seeds/fuzz_cli/cli$i"
 done <"$root/tests/fuzz/cli_seeds.txt"
+# Results files: valid ones of each schema_version read, a journal of each
+# (its input's first byte J), and one cut short.
+mkdir -p "$work/seeds/fuzz_results"
+PYTHONPATH="$root/tests/scripts" python3 - "$work/seeds/fuzz_results" <<'PY'
+import json, os, sys
+import store_synthetic as ss
+out = sys.argv[1]
+for version in (2, 3, 4):
+    doc = ss.run([ss.row(), ss.row(space="OpenMP", path="loops", throttled=True)],
+                 gpu={"uuid": "GPU-1"}, limits=[ss.gpu_limits(), ss.host_limits()], version=version)
+    text = json.dumps(doc)
+    open(os.path.join(out, f"v{version}.json"), "w").write(text)
+    head = json.dumps({"schema_version": version, "provenance": doc["provenance"]})
+    lines = [head, json.dumps({"first": 0, "rows": doc["results"][:1]}),
+             json.dumps({"first": 1, "rows": doc["results"][1:]})]
+    open(os.path.join(out, f"v{version}.jsonl"), "w").write("J" + "\n".join(lines) + "\n")
+    open(os.path.join(out, f"v{version}-cut.jsonl"), "w").write("J" + "\n".join(lines)[:-20])
+PY
 
 # Sanitizer reports are fatal (-fno-sanitize-recover); leaks are reported too.
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -83,7 +104,7 @@ for fuzzer in "${fuzzers[@]}"; do
   echo "fuzz: $fuzzer for ${per_fuzzer}s"
   mkdir -p "$work/corpus/$fuzzer"
   if ! "$exe" -max_total_time="$per_fuzzer" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$fuzzer]}" \
-      -dict="$root/tests/fuzz/deck.dict" -artifact_prefix="$artifacts/$fuzzer-" -print_final_stats=1 \
+      -dict="$root/tests/fuzz/${dict[$fuzzer]}" -artifact_prefix="$artifacts/$fuzzer-" -print_final_stats=1 \
       "$work/corpus/$fuzzer" "$work/seeds/$fuzzer" >"$work/$fuzzer.log" 2>&1; then
     tail -n 60 "$work/$fuzzer.log"
     echo "fuzz: $fuzzer FAILED; the input is in $artifacts/ (add it to tests/fuzz/regressions/$fuzzer/ once fixed)"

@@ -23,15 +23,32 @@ def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=100000
          "stats": {"h2d": zero, "kernel": stats, "d2h": zero, "total": dict(stats)},
          "bytes": bytes_, "flops": 0.0, "ranks": 1, "per_rank": [],
          "gbps": gbps if gbps is not None else bytes_ / (ms * 1e-3) / 1e9, "gflops": 0.0,
-         "pct_of_limit": None, "energy": {"cpu": {"not_available": "synthetic"}}}
+         "pct_of_limit": None,
+         "energy": {"cpu": {"not_available": "synthetic"}, "start_unix_s": 0.0, "end_unix_s": 0.0,
+                    "gflop_per_j": None, "gb_per_j": None}}
+    # The rest of a row as schema/results.schema.json asks (the store checks it).
+    r.update({"library_threads": 0, "warmups": 1, "cold_ms": None, "first_in_process": False,
+              "copies_alias": False, "h2d_gbps": None, "d2h_gbps": None, "limit": None,
+              "h2d_pct_of_limit": None, "d2h_pct_of_limit": None, "speedup": None,
+              "baseline": "", "rel_error": None, "tolerance": None, "note": "", "launches": 1,
+              "us_per_launch": 0.0, "parameters": {}, "timed_by": "instance fence",
+              "rank_kernel_min_ms": None, "rank_kernel_max_ms": None, "imbalance": None,
+              "metrics": {}})
     if path is not None:
         r["path"] = path
     if throttled is not None or sm_mhz is not None:
-        r["energy"].update({"gpu": {"joules_per_rep": 0.1}, "sm_clock_mhz": sm_mhz or 1980,
+        r["energy"].update({"gpu": {"joules": 1.0, "joules_per_rep": 0.1, "kernel_joules": 1.0,
+                                     "kernel_joules_per_rep": 0.1, "seconds": 0.01,
+                                     "mean_power_w": 300.0, "reps": reps, "reps_counted": reps}, "sm_clock_mhz": sm_mhz or 1980,
                             "mem_clock_mhz": 2619, "power_w": 300.0, "temperature_c": 50.0,
                             "clock_event_reasons": ["sw_power_cap"] if throttled else [],
                             "throttled": bool(throttled)})
     return r
+
+
+# What else a calibrated space holds (schema/limits.schema.json), the same for every one.
+SPACE_REST = {"stream_bytes": 1 << 28, "cache_bytes": 1 << 25, "gemm_library": {},
+              "gemm_kernels": "", "gemm_kernels_warning": "", "gemm_n": 1024, "unsteady": []}
 
 
 def gpu_limits(triad=2994.0, h2d=48.8, d2h=55.0):
@@ -39,13 +56,13 @@ def gpu_limits(triad=2994.0, h2d=48.8, d2h=55.0):
             "copy_deep_copy_gbps": 2932.0, "triad_gbps": triad, "read_gbps": 3000.0,
             "launch_us": 14.6, "gemm_gflops": {"float32": 51200.0, "float64": 64300.0},
             "transfers": {"h2d_pinned": {"best_gbps": h2d, "sweep": []},
-                          "d2h_pinned": {"best_gbps": d2h, "sweep": []}}}
+                          "d2h_pinned": {"best_gbps": d2h, "sweep": []}}, **SPACE_REST}
 
 
 def host_limits(space="OpenMP", triad=60.0):
     return {"space": space, "host": True, "memory_gbps": triad, "copy_kernel_gbps": triad * 0.8,
             "copy_deep_copy_gbps": triad * 0.9, "triad_gbps": triad, "read_gbps": triad,
-            "launch_us": 5.0, "gemm_gflops": {"float64": 200.0}, "transfers": {}}
+            "launch_us": 5.0, "gemm_gflops": {"float64": 200.0}, "transfers": {}, **SPACE_REST}
 
 
 def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aaaaaaa",
@@ -59,7 +76,7 @@ def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aa
             "mpi": False, "energy": {"gpu": settings}}
     if gpu:
         device = {"space": "Cuda", "name": gpu.get("name", "NVIDIA H100 80GB HBM3"),
-                  "device_id": 0, "uuid": gpu["uuid"],
+                  "device_id": 0, "uuid": gpu["uuid"], "concurrency": 270336,
                   "pci_bus_id": gpu.get("pci_bus_id", "00000000:1b:00.0"),
                   "cuda_driver": driver, "cuda_runtime": 13000}
         devices.append(device)
@@ -67,16 +84,22 @@ def run(rows, host="node1", started="2026-11-20T10:00:00Z", job="", portalab="aa
     provenance = {
         "portalab": {"git_commit": portalab}, "started_at": started,
         "command": ["portalab", "run", "synthetic", tag],
-        "kokkos": {"version": "4.6.1"}, "kokkos_kernels": {"version": "4.6.2"},
+        "kokkos": {"version": "4.6.1", "spaces": ["Serial", "OpenMP"] + ["Cuda"] * bool(gpu),
+                   "default_execution_space": "Cuda" if gpu else "OpenMP"}, "kokkos_kernels": {"version": "4.6.2", "tpls": []},
         "build": {"compiler_id": "GNU", "compiler_version": "12.2.0"},
         "devices": devices,
-        "host": {"hostname": host, "cpu_model": "Xeon", "blas": "OpenBLAS"},
+        "host": {"hostname": host, "cpu_model": "Xeon", "blas": "OpenBLAS", "hardware_threads": 16,
+                 "host_space_threads": 16},
         "slurm": {"job_id": job, "array_task_id": "", "nodelist": "", "partition": ""},
         "ranks": [rank],
         "calibration": {"mode": "quick", "seconds": 1.0,
                         "spaces": limits if limits is not None else [host_limits()]},
         "deck": {"path": "synthetic.toml", "hash": "fnv1a64:0"}}
-    return {"schema_version": version, "provenance": provenance, "summary": {}, "results": rows}
+    if version >= 4:  # version 4's name of a row's speedup
+        rows = [dict({k: v for k, v in r.items() if k != "speedup"},
+                     speedup_over_baseline=r.get("speedup")) for r in rows]
+    return {"schema_version": version, "provenance": provenance, "summary": {"entries": len(rows)},
+            "results": rows}
 
 
 def on_ranks(doc, uuids, triads):

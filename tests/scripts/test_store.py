@@ -243,14 +243,23 @@ class ImportTest(StoreCase):
         self.assertIn("loops", paths(self.db))
         self.assert_consistent()
 
-    def test_unfinished_run_is_skipped_and_said(self):
+    def test_unfinished_run_is_imported_incomplete_and_said(self):
+        # A run killed before its first results.json: its journal's rows.
         tree = self.runs("job", 1)
+        doc = ss.run([ss.row(experiment=f"e{k}") for k in range(3)], tag="stopped")
         os.makedirs(os.path.join(tree, "stopped"))
         with open(os.path.join(tree, "stopped", "results.jsonl"), "w") as f:
-            f.write("{}\n")
+            f.write(json.dumps({"schema_version": 2, "provenance": doc["provenance"]}) + "\n")
+            f.write(json.dumps({"first": 0, "rows": doc["results"]}) + "\n")
         p = self.imported(tree)
-        self.assertIn("a run not finished", p.stderr)
-        self.assertEqual(count(self.db, "runs"), 1)
+        self.assertIn("incomplete: the run did not finish", p.stderr)
+        self.assertIn("imported 2 runs (8 rows, 1 of them incomplete)", p.stdout)
+        self.assertEqual(count(self.db, "runs"), 2)
+        with open(os.path.join(tree, "stopped", "results.jsonl"), "w") as f:
+            f.write("{}\n")  # no journal of a run: refused, as the scripts refuse it
+        p = self.imported(tree, ok=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a portalab journal", p.stderr)
 
     def test_a_bad_file_keeps_nothing_of_its_import(self):
         self.imported(self.runs("first", 2))
