@@ -87,6 +87,13 @@ class Schedule {
  public:
   void step(double share) { m_due += share; }
   double left() const { return m_due - seconds_since(m_start); }
+  // "within 1.2 s", or how far the steps before ran past their shares: a
+  // negative "within" read as a fault (the 4xH200 node: "within -1.7 s").
+  std::string within() const {
+    const double l = left();
+    return l >= 0 ? fmt::format("within {:.1f} s", l)
+                  : fmt::format("{:.1f} s behind the schedule", -l);
+  }
 
  private:
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
@@ -522,9 +529,9 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z,
   if (z.schedule)
     say(
         fmt::format("{}: vendor gemm {}, n = {}: about {:.2f} s a call (a first call there: "
-                    "{:.3g} GFLOP/s); within {:.1f} s",
+                    "{:.3g} GFLOP/s); {}",
                     Space::name(), dtype_name<T>(), n, 2.0 * n * n * n / (rate * 1e9), rate,
-                    std::max(0.0, z.schedule->left())));
+                    z.schedule->within()));
   Matrix a("A", n, n), b("B", n, n), c("C", n, n);
   Kokkos::deep_copy(exec, a, T(1));
   Kokkos::deep_copy(exec, b, T(0.5));
@@ -738,14 +745,12 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
         schedule.step(touch_s(6.0 * sizeof(double) * stores_probe_elements(z.stream_elements)));
       probe_counted = true;
       schedule.step(share.stores);
-      say(fmt::format("{}: plain or streaming stores beyond the cache; within {:.1f} s", name,
-                      schedule.left()));
+      say(fmt::format("{}: plain or streaming stores beyond the cache; {}", name,
+                      schedule.within()));
       measure_stores(exec, s, z, probe);
       schedule.step(share.dot_reads);
-      say(
-          fmt::format("{}: the float64 dot beyond the cache, vector sums or one chain; within "
-                      "{:.1f} s",
-                      name, schedule.left()));
+      say(fmt::format("{}: the float64 dot beyond the cache, vector sums or one chain; {}", name,
+                      schedule.within()));
       measure_dot_reads(exec, s, z, probe);
     }
     if (s.host && !options.quick && s.triad_plain_gbps > 0) {
@@ -760,13 +765,13 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
                                    std::max(least, static_cast<std::size_t>(fit) >> 20 << 20));
     }
     schedule.step(share.stream + touch_s(touched_bytes(s.host, z)));
-    say(fmt::format("{}: copy and triad bandwidth, arrays of {:.0f} MB; within {:.1f} s", name,
-                    z.stream_elements * sizeof(double) / 1e6, schedule.left()));
+    say(fmt::format("{}: copy and triad bandwidth, arrays of {:.0f} MB; {}", name,
+                    z.stream_elements * sizeof(double) / 1e6, schedule.within()));
     measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{});
     if (!s.host) {
       schedule.step(share.transfers);  // its buffers' first touch counted with the stream's
-      say(fmt::format("{}: host<->device bandwidth, pageable and pinned; within {:.1f} s", name,
-                      schedule.left()));
+      say(fmt::format("{}: host<->device bandwidth, pageable and pinned; {}", name,
+                      schedule.within()));
       measure_transfers(exec, s, z);
     }
     schedule.step(share.gemm);
@@ -774,7 +779,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
     schedule.step(share.gemm);
     measure_gemm<Space, double>(exec, s, z, say);
     schedule.step(share.launch);
-    say(fmt::format("{}: kernel launch latency; within {:.1f} s", name, schedule.left()));
+    say(fmt::format("{}: kernel launch latency; {}", name, schedule.within()));
     measure_launch(exec, s, z);
     cal.spaces.push_back(std::move(s));
   });
