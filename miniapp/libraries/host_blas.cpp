@@ -24,7 +24,10 @@ std::string lower(std::string s) {
 }
 
 int cpu_vector_bits() {
-#if defined(__x86_64__) || defined(__i386__)
+  // A HIP or CUDA build compiles this file for the GPU too, which has no
+  // such builtins (and keeps the host's __x86_64__ defined).
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__HIP_DEVICE_COMPILE__) && \
+    !defined(__CUDA_ARCH__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return 512;
   if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx")) return 256;
