@@ -519,13 +519,20 @@ std::size_t gemm_size(const Space& exec, const Sizes& z, double call_s, double& 
 // the step's time (gemm_size), then an untimed call (which library ran)
 // and timed calls within the step's time (the median kept).
 template <class Space, class T>
-void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z,
+void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double share,
                   const std::function<void(const std::string&)>& say) {
   using Matrix =
       Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
-  const double left = z.schedule ? std::max(0.0, z.schedule->left()) : 0.0;
+  // At least its own share: where the steps before ran late, a gemm sized
+  // to what is left (on the 4xH200 node: nothing, n = 256, 3 GFLOP/s) is
+  // a limit far below the library's, and rows read as hundreds of percent.
+  const double left = z.schedule ? std::max(share, z.schedule->left()) : 0.0;
   double rate = 0.0;
-  const std::size_t n = z.schedule ? gemm_size<Space, T>(exec, z, left / 5, rate) : z.gemm_n;
+  // Never below 512 (where the caps allow): a gemm of 256 measures the
+  // library's call more than its arithmetic, and the deck's gemm rows are larger.
+  const std::size_t n = z.schedule ? std::max(gemm_size<Space, T>(exec, z, left / 5, rate),
+                                              std::min<std::size_t>(512, z.gemm_n))
+                                   : z.gemm_n;
   if (z.schedule)
     say(
         fmt::format("{}: vendor gemm {}, n = {}: about {:.2f} s a call (a first call there: "
@@ -775,9 +782,9 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
       measure_transfers(exec, s, z);
     }
     schedule.step(share.gemm);
-    measure_gemm<Space, float>(exec, s, z, say);
+    measure_gemm<Space, float>(exec, s, z, share.gemm, say);
     schedule.step(share.gemm);
-    measure_gemm<Space, double>(exec, s, z, say);
+    measure_gemm<Space, double>(exec, s, z, share.gemm, say);
     schedule.step(share.launch);
     say(fmt::format("{}: kernel launch latency; {}", name, schedule.within()));
     measure_launch(exec, s, z);
