@@ -74,20 +74,24 @@ void print_health(const store::Health& h) {
                                                "verdict"}};
   for (const auto& f : h.figures)
     lines.push_back(
-        {f.kind, f.kind == "node" ? f.host : f.id + (f.peer.empty() ? "" : " -> " + f.peer),
-         f.model.empty() ? "-" : f.model, f.quantity, number(f.value), f.unit,
+        {f.kind, shown(f.kind == "node" ? f.host : f.id + (f.peer.empty() ? "" : " -> " + f.peer)),
+         f.model.empty() ? "-" : shown(f.model), shown(f.quantity), number(f.value), f.unit,
          f.reference ? number(f.reference->value) : "-",
          f.reference ? fmt::format("{:.2f}", f.value / f.reference->value) : "-",
          f.history ? number(*f.history) : "-", std::to_string(f.history_runs), f.verdict});
-  std::string out =
-      fmt::format("\nhealth of {}: {} figures, judged against {}{}\n", h.host, h.figures.size(),
-                  h.references.empty() ? "no reference file" : h.references,
-                  h.tolerance_pct > 0 ? fmt::format(" (tolerance {:g}%)", h.tolerance_pct) : "");
+  std::string out = fmt::format(
+      "\nhealth of {}: {} figures, judged against {}{}\n", shown(h.host), h.figures.size(),
+      h.references.empty() ? "no reference file" : shown(h.references),
+      h.tolerance_pct > 0 ? fmt::format(" (tolerance {:g}%)", h.tolerance_pct) : "");
   out += text_table(lines);
-  for (const auto& n : h.notes) out += fmt::format("note: {}\n", n);
-  for (const auto& p : h.problems) out += fmt::format("degraded: {}\n", p);
+  // Names in these lines come from result files and the reference file:
+  // quoted and cut as the run's messages are (issue 54's class).
+  for (const auto& n : h.notes) out += fmt::format("note: {}\n", shown(n, 4 * shown_max_bytes));
+  for (const auto& p : h.problems)
+    out += fmt::format("degraded: {}\n", shown(p, 4 * shown_max_bytes));
   for (const auto& f : h.figures)
-    for (const auto& r : f.reasons) out += fmt::format("degraded: {}\n", r);
+    for (const auto& r : f.reasons)
+      out += fmt::format("degraded: {}\n", shown(r, 4 * shown_max_bytes));
   out += fmt::format("health: {}\n", h.degraded() ? "DEGRADED" : "healthy");
   std::cout << out << std::flush;
 }
