@@ -88,7 +88,7 @@ class Schedule {
   void step(double share) { m_due += share; }
   double left() const { return m_due - seconds_since(m_start); }
   // "within 1.2 s", or how far the steps before ran past their shares: a
-  // negative "within" read as a fault (the 4xH200 node: "within -1.7 s").
+  // negative "within" read as a fault.
   std::string within() const {
     const double l = left();
     return l >= 0 ? fmt::format("within {:.1f} s", l)
@@ -524,8 +524,8 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double shar
   using Matrix =
       Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
   // At least its own share: where the steps before ran late, a gemm sized
-  // to what is left (on the 4xH200 node: nothing, n = 256, 3 GFLOP/s) is
-  // a limit far below the library's, and rows read as hundreds of percent.
+  // to what is left (nothing) is a limit far below the library's, and rows
+  // read as hundreds of percent of it (docs/performance.md, the node).
   const double left = z.schedule ? std::max(share, z.schedule->left()) : 0.0;
   double rate = 0.0;
   // Never below 512 (where the caps allow): a gemm of 256 measures the
