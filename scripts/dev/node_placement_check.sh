@@ -9,6 +9,7 @@
 #     BUILD_DIR default build/cuda, OUT default results/node-placement, RANKS 4
 # Shortened by --set reps=10 --set warmups=3; PORTALAB_NODE_SET overrides them.
 set -uo pipefail
+case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 bin=${1:-build/cuda}
 out=${2:-results/node-placement}
 ranks=${3:-4}
