@@ -43,6 +43,8 @@ with open(path, "w", newline="") as f:
     if value:
         w.writerow([model, quantity, value, "GB/s", "health_test.sh: planted", "2026-11-27", "portalab"])
         w.writerow([model, quantity, "1e6", "GB/s", "health_test.sh: a published one", "2026-11-27", "public"])
+    else:  # none for this CPU (a file of no lines at all is refused as bad input)
+        w.writerow(["no such model", quantity, "1", "GB/s", "health_test.sh: another model's", "2026-11-27", "portalab"])
 PY
 }
 check() {  # NAME EXPECTED_EXIT ARGS...: runs portalab health, prints its time
