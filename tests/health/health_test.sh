@@ -17,7 +17,8 @@ tmp=$(mktemp -d /tmp/portalab_health.XXXXXX)
 exporter_pid=
 cleanup() {
   local rc=$?
-  if [ -n "$exporter_pid" ]; then kill "$exporter_pid" 2>/dev/null; wait "$exporter_pid" 2>/dev/null; fi
+  # wait gives 143 for the killed exporter: not the test's status (set -e).
+  if [ -n "$exporter_pid" ]; then kill "$exporter_pid" 2>/dev/null; wait "$exporter_pid" 2>/dev/null || true; fi
   if ((rc != 0)); then echo "--- FAILED (exit $rc); kept $tmp"; else rm -rf "$tmp"; fi
   exit "$rc"
 }
