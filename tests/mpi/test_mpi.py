@@ -226,7 +226,7 @@ class FailureTest(Base):
         env = dict(ENV, PORTALAB_WATCHDOG_S="soon")
         p = self.run_deck(os.path.join(DECKS, "mpi_node.toml"), env=env, expect=2)
         self.assertEqual(p.stderr.count("error:"), 1, p.stderr)
-        self.assertIn("PORTALAB_WATCHDOG_S=soon", p.stderr)
+        self.assertIn("PORTALAB_WATCHDOG_S='soon'", p.stderr)
 
     def test_check_fails_on_one_rank_only(self):
         # PORTALAB_FAULT=check:R overwrites rank R's outputs before its check:
