@@ -30,8 +30,11 @@ export PORTALAB_PYTHON=${PORTALAB_PYTHON:-python3}
 export PORTALAB_REPORT=${PORTALAB_REPORT:-yes}
 # The results store (`portalab db`): where set, each job imports its runs
 # at its end, from one task; empty: none (import by hand, or import.sbatch).
-export PORTALAB_DB=${PORTALAB_DB-}
+PORTALAB_DB=${PORTALAB_DB-}
 # ===== edit above ==========================================================
 
 # sbatch rejects an empty account: set it only when there is one.
 if [ -n "$PORTALAB_ACCOUNT" ]; then export SBATCH_ACCOUNT=$PORTALAB_ACCOUNT; fi
+# portalab refuses a PORTALAB_* variable set empty: export the store only
+# when there is one.
+if [ -n "$PORTALAB_DB" ]; then export PORTALAB_DB; else unset PORTALAB_DB; fi

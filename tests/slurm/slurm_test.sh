@@ -86,10 +86,15 @@ disagree=$(PORTALAB_BIN=$tmp/run/portalab-rank1-differs SBATCH_CPUS_PER_GPU=1 \
   "$src/tests/decks/mpi_node.toml")
 echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long, node $node," \
   "node with a rank that differs $disagree"
-# shellcheck disable=SC2016  # expanded by that bash
+# Until its first entry, or until it has ended (then it failed: said below,
+# not waited for).
+has_entry() {
+  python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["results"])' \
+    "results/$long/long_run/results.json" 2>/dev/null
+}
 wait_for "$timeout_s" "the long job's first entry" bash -c \
-  "python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"results\"])' \
-   results/$long/long_run/results.json 2>/dev/null"
+  "$(declare -f has_entry); long=$long; has_entry || [ -z \"\$(squeue -h -j $long)\" ]"
+has_entry || { tail -n 20 "portalab-$long.out" >&2; echo "long job: ended with no entry" >&2; exit 1; }
 scancel --signal=TERM --full "$long"
 
 # shellcheck disable=SC2016  # expanded by that bash
