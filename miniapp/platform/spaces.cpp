@@ -1,6 +1,7 @@
 #include "platform/spaces.hpp"
 
 #include "platform/space_names.hpp"
+#include "support/environment.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -53,7 +54,7 @@ std::string device_bus_id_before_kokkos(bool chosen) {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
                            "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"})
     if (const char* v = std::getenv(name)) {
-      local_rank = std::atoi(v);
+      local_rank = whole_number(v).value_or(0);  // environment_problem() refuses another form
       break;
     }
   const int count = visible_device_count();

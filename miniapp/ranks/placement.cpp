@@ -2,6 +2,7 @@
 
 #include "ranks/comm.hpp"
 #include "support/console.hpp"
+#include "support/environment.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -74,7 +75,7 @@ const char* value_in(char** envp, const char* name) {
 bool several_ranks(char** envp) {
   for (const char* name :
        {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS"})
-    if (const char* v = value_in(envp, name); v && std::atoi(v) > 1) return true;
+    if (whole_number(value_in(envp, name)).value_or(0) > 1) return true;
   return false;
 }
 
@@ -429,7 +430,7 @@ int place_ranks(const Comm& world, const std::string& gpu_bus_id) {
   // started from here on inherit it.
   if (DIR* tasks = runtime_binds ? nullptr : opendir("/proc/self/task")) {
     while (const dirent* e = readdir(tasks))
-      if (const int tid = std::atoi(e->d_name); tid > 0) set_affinity(tid, me.share);
+      if (const int tid = whole_number(e->d_name).value_or(0); tid > 0) set_affinity(tid, me.share);
     closedir(tasks);
     set_affinity(0, me.share);
   }

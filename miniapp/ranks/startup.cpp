@@ -2,6 +2,7 @@
 
 #include "deck/deck.hpp"
 #include "support/console.hpp"
+#include "support/environment.hpp"
 #include "support/hash.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
@@ -163,7 +164,7 @@ Clock::time_point startup_began() {
 double default_startup_timeout() {
   auto number = [](std::initializer_list<const char*> names) -> long {
     for (const char* n : names)
-      if (const char* v = std::getenv(n)) return std::strtol(v, nullptr, 10);
+      if (const char* v = std::getenv(n)) return whole_number(v).value_or(-1);
     return -1;
   };
   // Open MPI's mpirun, then MPICH's Hydra, then srun's step.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
@@ -98,7 +99,40 @@ std::optional<double> env_seconds(const char* name) {
   return s;
 }
 
+std::optional<int> whole_number(const char* text) {
+  if (!text || !*text) return std::nullopt;
+  long long n = 0;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9') return std::nullopt;
+    n = 10 * n + (*c - '0');
+    if (n > INT_MAX) return std::nullopt;
+  }
+  return static_cast<int>(n);
+}
+
+// Open MPI's, MVAPICH's, MPICH's (Hydra, PMI), PMIx's and Slurm's.
+const char* const launcher_variables[14] = {"OMPI_COMM_WORLD_SIZE",
+                                            "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                            "OMPI_COMM_WORLD_LOCAL_RANK",
+                                            "MV2_COMM_WORLD_LOCAL_RANK",
+                                            "MPI_LOCALRANKID",
+                                            "MPI_LOCALNRANKS",
+                                            "PMI_SIZE",
+                                            "PMI_RANK",
+                                            "PMI_LOCAL_RANK",
+                                            "PMIX_SIZE",
+                                            "PMIX_RANK",
+                                            "SLURM_LOCALID",
+                                            "SLURM_STEP_NUM_TASKS",
+                                            "SLURM_STEP_NUM_NODES"};
+
 std::string environment_problem() {
+  for (const char* name : launcher_variables)
+    if (const char* value = std::getenv(name); value && !whole_number(value))
+      return fmt::format(
+          "environment variable {}='{}': expected a whole number (a launcher's count or "
+          "rank); the launcher did not set it so: unset it",
+          name, shown(value));
   try {
     for (const auto& v : variables) switch (v.form) {
         case Form::switch_01: env_switch(v.name); break;

@@ -398,8 +398,9 @@ _TYPE_TESTS = {
     or (isinstance(v, float) and v.is_integer()),
 }
 
-# 64-bit integers, as the binary writes them: larger ones are no count of anything.
-INT_RANGE = (-2 ** 63, 2 ** 64)
+# Signed 64-bit integers, as the binary writes them and the store keeps them
+# (SQLite INTEGER): larger ones are no count of anything.
+INT_RANGE = (-2 ** 63, 2 ** 63)
 
 
 def _resolve(ref, defs):

@@ -125,6 +125,11 @@ portalab_scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # status: the results are what counts.
 portalab_report() {
   local dir=$1
+  case ${PORTALAB_REPORT:-yes} in
+    yes | no) ;;
+    *) echo "portalab: PORTALAB_REPORT='$PORTALAB_REPORT': expected yes or no; no report for $dir" >&2
+       return 0 ;;
+  esac
   if [ "${PORTALAB_REPORT:-yes}" = no ] \
      || { [ ! -f "$dir/results.json" ] && [ ! -f "$dir/results.jsonl" ]; }; then
     return 0  # not wanted, or stopped before measuring anything

@@ -38,3 +38,9 @@ if [ -n "$PORTALAB_ACCOUNT" ]; then export SBATCH_ACCOUNT=$PORTALAB_ACCOUNT; fi
 # portalab refuses a PORTALAB_* variable set empty: export the store only
 # when there is one.
 if [ -n "$PORTALAB_DB" ]; then export PORTALAB_DB; else unset PORTALAB_DB; fi
+# A report switch of another word would read as yes: refused before sbatch.
+case $PORTALAB_REPORT in
+  yes | no) ;;
+  *) echo "portalab: PORTALAB_REPORT='$PORTALAB_REPORT': expected yes or no" >&2
+     return 2 ;;
+esac

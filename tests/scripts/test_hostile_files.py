@@ -111,6 +111,7 @@ class NumbersTest(Hostile):
             (number("1e400"), "beyond a double's range"),
             (number("1" * 5000), "digits|beyond a 64-bit"),
             (self.with_row(n=2 ** 70), "results/1/n: .* beyond a 64-bit integer"),
+            (self.with_row(reps=2 ** 63), "results/1/reps: .* beyond a 64-bit integer"),
             (self.with_row(n="10"), 'results/1/n: "10" is not of type integer'),
             (self.with_row(check=None), "results/1/check: null is not one of"),
             (self.with_row(total_ms=-1.0), "results/1/total_ms: -1.0 is less than the minimum of 0"),

@@ -84,6 +84,14 @@ disagree=$(PORTALAB_BIN=$tmp/run/portalab-rank1-differs SBATCH_CPUS_PER_GPU=1 \
   PORTALAB_ARGS="--spaces Serial" OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
   "$submit" --ntasks-per-node=2 --gpus-per-task=1 "$src/scripts/slurm/node.sbatch" \
   "$src/tests/decks/mpi_node.toml")
+# A report switch of another word: refused before sbatch (exit 2), not read
+# as yes in the job.
+rc=0
+PORTALAB_REPORT=maybe "$submit" "$src/scripts/slurm/run_deck.sbatch" "$src/inputs/default.toml" \
+  2>"$tmp/report-maybe.err" || rc=$?
+if [ "$rc" != 2 ] || ! grep -q "PORTALAB_REPORT='maybe': expected yes or no" "$tmp/report-maybe.err"; then
+  cat "$tmp/report-maybe.err" >&2; echo "PORTALAB_REPORT=maybe: exit $rc, not refused" >&2; exit 1
+fi
 echo "submitted: run_deck $job, sweep $array, profile $profile, bad deck $bad, long $long, node $node," \
   "node with a rank that differs $disagree"
 # Until its first entry, or until it has ended (then it failed: said below,
