@@ -33,6 +33,10 @@
 
 #include <unistd.h>
 
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 namespace portalab {
 
 double SpaceLimits::memory_gbps() const {
@@ -42,7 +46,16 @@ double SpaceLimits::memory_gbps() const {
 double SpaceLimits::read_limit_gbps() const { return read_gbps > 0 ? read_gbps : memory_gbps(); }
 
 bool SpaceLimits::beyond_cache(double bytes) const {
+  if (!ladder.empty()) return ladder.is_last(ladder.level_for(bytes));
   return cache_bytes > 0 && bytes >= 8.0 * static_cast<double>(cache_bytes);
+}
+
+void SpaceLimits::raise_memory_level() {
+  if (ladder.empty()) return;
+  Level& memory = ladder.levels.back();
+  memory.read_gbps = std::max(memory.read_gbps, read_limit_gbps());
+  memory.copy_gbps = std::max({memory.copy_gbps, copy_kernel_gbps, copy_deep_copy_gbps});
+  memory.triad_gbps = std::max(memory.triad_gbps, triad_gbps);
 }
 
 double SpaceLimits::transfer_gbps(const std::string& kind) const {
@@ -255,11 +268,105 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
   s.read_gbps = std::max({s.read_gbps, marginal(double{}), marginal(float{})});
 }
 
+// The ladder's sweep: working sets from 4 kB to two whole stream arrays,
+// `per_octave` points each time the working set doubles; at each, every
+// kernel called in batches of at least `batch_ms` (a small working set
+// takes a fraction of a microsecond, less than a fence), the fastest of
+// `reps` batches.
+struct SweepPlan {
+  int per_octave;
+  double batch_ms;
+  int reps;
+};
+SweepPlan sweep_plan(bool quick) { return quick ? SweepPlan{1, 0.2, 3} : SweepPlan{2, 1.0, 5}; }
+
+// The caches a device reports: a GPU's L2.
+std::vector<ReportedCache> reported_device_caches([[maybe_unused]] const std::string& space) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (space == "Cuda" && cudaGetDevice(&device) == cudaSuccess &&
+      cudaGetDeviceProperties(&prop, device) == cudaSuccess && prop.l2CacheSize > 0)
+    return {{2, static_cast<double>(prop.l2CacheSize), 1, "cudaDeviceProp::l2CacheSize"}};
+#endif
+  return {};
+}
+
+// The bandwidth ladder (ladder.hpp) on prefixes of the stream arrays (their
+// pages touched already): a read (b.c), a copy (b to a) and a triad
+// (a = b + 3c) at each working set, bytes read + written; the levels from
+// its knees, the memory level at least what the stream arrays measured.
+template <class Space, class View>
+void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, kernels::Paths& paths,
+                    const View& a, const View& b, const View& c) {
+  Space e = exec;
+  Kokkos::View<double, typename Space::memory_space> dot("ladder_dot");
+  auto fastest_ms = [&](auto&& call) {
+    fenced_ms(e, call);  // the working set into its level
+    const double one = fenced_ms(e, call);
+    const int batch = std::clamp(static_cast<int>(plan.batch_ms / std::max(one, 1e-6)), 1, 100000);
+    double best = one;
+    for (int r = 0; r < plan.reps; ++r)
+      best = std::min(best, fenced_ms(e, [&] {
+                              for (int i = 0; i < batch; ++i) call();
+                            }) / batch);
+    return best;
+  };
+  auto prefix = [](const View& v, std::size_t m) {
+    return Kokkos::subview(v, std::make_pair(std::size_t{0}, m));
+  };
+  const double largest = 2.0 * sizeof(double) * static_cast<double>(a.extent(0));
+  auto point = [&](double want) {
+    // Two arrays of `half` doubles (read, copy), three of `third` (triad).
+    const auto half = std::max<std::size_t>(1, static_cast<std::size_t>(want / 16));
+    const auto third = std::max<std::size_t>(1, static_cast<std::size_t>(want / 24));
+    SweepPoint p;
+    p.bytes = 16.0 * half;
+    const auto x = prefix(b, half), y = prefix(c, half), z = prefix(a, half);
+    p.read_gbps = gbps(16.0 * half,
+                       fastest_ms([&] { kernels::dot_reduce(exec, paths, x, y, dot); }));
+    double product = 0;
+    Kokkos::deep_copy(product, dot);
+    if (product != 2.0 * static_cast<double>(half))
+      throw std::runtime_error(
+          fmt::format("calibration of {}: ladder read (dot) check failed", Space::name()));
+    p.copy_gbps = gbps(16.0 * half, fastest_ms([&] { kernels::stream_copy(exec, paths, x, z); }));
+    const auto ta = prefix(a, third), tb = prefix(b, third), tc = prefix(c, third);
+    p.triad_gbps = gbps(24.0 * third,
+                        fastest_ms([&] { kernels::stream_triad(exec, paths, 3.0, ta, tb, tc); }));
+    return p;
+  };
+  std::vector<SweepPoint> points;
+  for (int step = 0;; ++step) {
+    throw_if_interrupted();
+    const double want = 4096.0 * std::pow(2.0, static_cast<double>(step) / plan.per_octave);
+    if (want > largest * 1.0001) break;
+    points.push_back(point(want));
+  }
+  // A point a fifth below both its neighbours is a busy moment more likely
+  // than a level: measured again (twice at most), the faster of each kernel kept.
+  for (std::size_t i = 1; i + 1 < points.size(); ++i)
+    for (int again = 0;
+         again < 2 && points[i].best() < 0.8 * std::min(points[i - 1].best(), points[i + 1].best());
+         ++again) {
+      const SweepPoint p = point(points[i].bytes);
+      points[i].read_gbps = std::max(points[i].read_gbps, p.read_gbps);
+      points[i].copy_gbps = std::max(points[i].copy_gbps, p.copy_gbps);
+      points[i].triad_gbps = std::max(points[i].triad_gbps, p.triad_gbps);
+    }
+  s.ladder = find_levels(std::move(points),
+                         s.host ? reported_host_caches(exec.concurrency())
+                                : reported_device_caches(s.space),
+                         s.host ? "memory" : "HBM");
+  s.ladder.threads = exec.concurrency();
+  s.raise_memory_level();
+}
+
 // With `policy`, the kernels' paths of the rows (host_policy_of): the
-// limits are of the loops the rows run.
+// limits are of the loops the rows run. With `sweep`, the ladder too.
 template <class Space>
 void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
-                    const kernels::HostPolicy& policy) {
+                    const kernels::HostPolicy& policy, const SweepPlan* sweep = nullptr) {
   kernels::Paths paths(policy);
   using View = Kokkos::View<double*, typename Space::memory_space>;
   const std::size_t n = z.stream_elements;
@@ -300,6 +407,7 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
     throw std::runtime_error(
         fmt::format("calibration of {}: read (dot) check failed", Space::name()));
   if constexpr (!is_host_space_v<Space>) device_read(exec, s, z, b, c);
+  if (sweep) measure_ladder(exec, s, *sweep, paths, a, b, c);
 }
 
 // The bytes (a loop's arrays together) from which a space that streams its
@@ -653,6 +761,13 @@ HostPolicies host_policies(const Calibration* c) {
   return out;
 }
 
+namespace {
+// The ladder's sweep (measure_ladder), within the stream step's share.
+double ladder_share(bool host, bool quick) {
+  return quick ? (host ? 0.8 : 0.3) : (host ? 2.0 : 0.8);
+}
+}  // namespace
+
 CalibrationShares calibration_shares(bool host, bool quick) {
   CalibrationShares s;
   if (quick) {
@@ -662,6 +777,7 @@ CalibrationShares calibration_shares(bool host, bool quick) {
     s.stores = host ? 1.0 : 0, s.dot_reads = host ? 0.8 : 0, s.stream = 3.5;
     s.transfers = host ? 0 : 2.0, s.gemm = 1.2, s.launch = 0.3;
   }
+  s.stream += ladder_share(host, quick);
   return s;
 }
 
@@ -765,16 +881,21 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
       // of the four kernels fit the step at the rate the stores' triad
       // measured: 33 arrays' bytes in all. Never below STREAM's rule (4x the
       // last-level cache) nor a quick calibration's 64 MB.
-      const double fit = share.stream * s.triad_plain_gbps * 1e9 / (33.0 * sizeof(double));
+      const double fit = (share.stream - ladder_share(true, false)) * s.triad_plain_gbps * 1e9 /
+                         (33.0 * sizeof(double));
       const std::size_t least = std::max<std::size_t>(
           std::size_t{1} << 23, 4 * last_level_cache_bytes() / sizeof(double));
       z.stream_elements = std::min(z.stream_elements,
                                    std::max(least, static_cast<std::size_t>(fit) >> 20 << 20));
     }
     schedule.step(share.stream + touch_s(touched_bytes(s.host, z)));
-    say(fmt::format("{}: copy and triad bandwidth, arrays of {:.0f} MB; {}", name,
-                    z.stream_elements * sizeof(double) / 1e6, schedule.within()));
-    measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{});
+    say(fmt::format(
+        "{}: copy and triad bandwidth, arrays of {:.0f} MB, then the ladder: read, copy and "
+        "triad from 4 kB to {:.0f} MB; {}",
+        name, z.stream_elements * sizeof(double) / 1e6, 16.0 * z.stream_elements / 1e6,
+        schedule.within()));
+    const SweepPlan sweep = sweep_plan(options.quick);
+    measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{}, &sweep);
     if (!s.host) {
       schedule.step(share.transfers);  // its buffers' first touch counted with the stream's
       say(fmt::format("{}: host<->device bandwidth, pageable and pinned; {}", name,
@@ -833,6 +954,7 @@ const Recheck& recheck_bandwidth(Calibration& c, const std::string& space, const
   s->copy_deep_copy_gbps = std::max(s->copy_deep_copy_gbps, r.copy_deep_copy_gbps);
   s->triad_gbps = std::max(s->triad_gbps, r.triad_gbps);
   s->read_gbps = std::max(s->read_gbps, r.read_gbps);
+  s->raise_memory_level();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   s->rechecks.push_back(std::move(r));
   return s->rechecks.back();
@@ -899,6 +1021,7 @@ nlohmann::json to_json(const Calibration& c) {
                                  {"copy_plain_gbps", s.copy_plain_gbps},
                                  {"copy_streaming_gbps", s.copy_streaming_gbps},
                                  {"probe_bytes", s.stores_probe_bytes}};
+    if (!s.ladder.empty()) spaces.back()["ladder"] = to_json(s.ladder);
     if (!s.dot_reads.empty())
       spaces.back()["dot_reads"] = {{"choice", s.dot_reads},
                                     {"vectors_gbps", s.dot_vectors_gbps},
@@ -963,6 +1086,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& pa
         s.dot_vectors_gbps = dr.at("vectors_gbps").get<double>();
         s.dot_chain_gbps = dr.at("chain_gbps").get<double>();
       }
+      if (js.contains("ladder"))  // files written before it was measured lack it
+        s.ladder = ladder_from_json(js.at("ladder"));
       if (js.contains("unsteady"))  // files written before it was recorded lack it
         for (const auto& u : js.at("unsteady"))
           s.unsteady.push_back({u.at("limit").get<std::string>(), u.at("fastest").get<double>(),
@@ -1051,9 +1176,12 @@ std::string format_calibration(const Calibration& c) {
           "sums {:.1f})\n",
           s.space, s.dot_reads == "chain" ? "one chain" : "vector sums", s.dot_chain_gbps,
           s.dot_vectors_gbps);
-  // STREAM's rule: each array at least 4x the last-level cache.
+  for (const auto& s : c.spaces) out += format_ladder(s.space, s.ladder);
+  // STREAM's rule, where no ladder says where the caches end: each array at
+  // least 4x the last-level cache.
   for (const auto& s : c.spaces)
-    if (s.cache_bytes > 0 && s.stream_bytes > 0 && s.stream_bytes < 4 * s.cache_bytes)
+    if (s.ladder.empty() && s.cache_bytes > 0 && s.stream_bytes > 0 &&
+        s.stream_bytes < 4 * s.cache_bytes)
       out += fmt::format(
           "  {} bandwidths on arrays of {:.0f} MB, less than 4x the {:.0f} MB "
           "last-level cache: part of them may have come from the cache; "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/paths.hpp"
+#include "limits/ladder.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -93,6 +94,10 @@ struct SpaceLimits {
   double dot_vectors_gbps = 0.0, dot_chain_gbps = 0.0;
   std::vector<Unsteady> unsteady;  // limits not to be trusted
   std::vector<Recheck> rechecks;   // during a run, in order (raised the limits above)
+  // The bandwidth of each level, from L1 to memory, measured by a sweep of
+  // the working set (ladder.hpp); empty in files written before it was
+  // measured (every row is then held to memory_gbps()).
+  Ladder ladder;
 
   // The memory-bandwidth limit: the best of copy, memcpy and triad.
   double memory_gbps() const;
@@ -100,10 +105,13 @@ struct SpaceLimits {
   // not measured (an older calibration file).
   double read_limit_gbps() const;
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
-  // Whether `bytes` moved per repetition leave the last-level cache as
-  // STREAM has it (two arrays, each 4x the cache); false where the cache is
-  // unknown (device spaces).
+  // Whether `bytes` moved per repetition leave the caches: held to the
+  // ladder's last level (memory); without a ladder, as STREAM has it (two
+  // arrays, each 4x the last-level cache), false where the cache is unknown.
   bool beyond_cache(double bytes) const;
+  // The ladder's last level is the space's memory: its bandwidths are at
+  // least those measured on the stream arrays (after a recheck too).
+  void raise_memory_level();
 };
 
 class Comm;

@@ -177,6 +177,8 @@ nlohmann::json Limit::to_json() const {
   if (!known()) return nullptr;
   nlohmann::json j{{"name", kind()}, {"value", value}, {"unit", unit()}};
   if (bound == Bound::transfer) j["copies"] = portalab::to_string(copies);
+  if (!level.empty()) j["level"] = level;
+  if (!suspect.empty()) j["suspect"] = suspect;
   return j;
 }
 
@@ -185,6 +187,9 @@ std::string Limit::text() const {
   if (bound == Bound::transfer)
     return fmt::format("duplex {} copies {:.0f} GB/s", portalab::to_string(copies), value);
   if (bound == Bound::collective) return fmt::format("allreduce bus {:.0f} GB/s", value);
+  // A level's bandwidth: the level, and "read" for a read limit.
+  if (!level.empty() && (bound == Bound::memory || bound == Bound::read))
+    return fmt::format("{}{} {:.0f} GB/s", level, bound == Bound::read ? " read" : "", value);
   return fmt::format("{} {:.0f} {}", kind(), value, unit());
 }
 
@@ -371,12 +376,24 @@ std::vector<Field> make_fields() {
                     ? Value(std::string(to_string(r.limit.copies)))
                     : Value();
        }},
+      {"limit_level", csv_file,
+       [](const Result& r) {
+         return r.limit.known() && !r.limit.level.empty() ? Value(r.limit.level) : Value();
+       }},
+      {"limit_suspect", csv_file,
+       [](const Result& r) {
+         return r.limit.known() && !r.limit.suspect.empty() ? Value(r.limit.suspect) : Value();
+       }},
+      // The share and the level it is of; "!" a suspect limit, said under the table.
       {"pct_of_limit",
        both_files,
        [](const Result& r) { return positive_or_none(r.pct_of_limit); },
        {"%lim", 5,
         [](const Result& r) {
-          return or_dash(r.pct_of_limit > 0, fmt::format("{:.0f}%", 100 * r.pct_of_limit));
+          return or_dash(r.pct_of_limit > 0,
+                         fmt::format("{:.0f}%{}{}", 100 * r.pct_of_limit,
+                                     r.limit.level.empty() ? "" : " " + r.limit.level,
+                                     r.limit.suspect.empty() ? "" : " !"));
         }},
        14},
       {"h2d_pct_of_limit", both_files,
@@ -687,24 +704,13 @@ std::string format_table(std::span<const Result> results, const std::string& exp
             r->rank_kernel_max_ms, 100 * r->imbalance);
     out += energy_lines(rows);
     if (first.limit.known())
-      out += fmt::format("  %lim: kernel rate against the limit of its space ({})\n",
-                         first.limit.kind());
-    // The memory limit is calibrated on arrays far larger than the caches.
-    auto above = [&](bool beyond) {
-      return std::any_of(rows.begin(), rows.end(), [&](const Result* r) {
-        return r->pct_of_limit > (beyond ? 1.0 : 1.05) && r->limit.beyond_cache == beyond &&
-               (r->limit.bound == Bound::memory || r->limit.bound == Bound::read);
-      });
-    };
-    if (above(false))
-      out +=
-          "  %lim above 100%: the arrays fit in a cache, faster than the memory the limit "
-          "was measured on\n";
-    if (above(true))
-      out +=
-          "  %lim above 100% beyond the cache: the limit reads low, measured in a slower "
-          "moment of the machine; a one-rank run re-measures it after such a row "
-          "(\"limits:\" lines, limits_rechecked in the summary)\n";
+      out += fmt::format(
+          "  %lim: kernel rate against the limit of its space ({}){}\n", first.limit.kind(),
+          first.limit.level.empty() ? "" : ", at the level of the ladder its working set lives in");
+    for (const Result* r : rows)
+      if (!r->limit.suspect.empty())
+        out += fmt::format("  ! {:<8} {:<14} {:.0f}% of {}: suspect limit: {}\n", r->space,
+                           r->variant, 100 * r->pct_of_limit, r->limit.text(), r->limit.suspect);
     // Rows the host BLAS or LAPACK served with kernels narrower than the CPU's.
     const HostBlasKernels& blas = host_blas_kernels();
     if (!blas.warning.empty() && std::any_of(rows.begin(), rows.end(), [&](const Result* r) {

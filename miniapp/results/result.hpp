@@ -44,9 +44,20 @@ struct Limit {
   // as STREAM has it (SpaceLimits::beyond_cache): above 100% means the
   // limit reads low, not that a cache served the row.
   bool beyond_cache = false;
+  // The level of the space's bandwidth ladder the row's working set lives in
+  // ("L1", "L2", "L3", "memory", "HBM"), whose bandwidth a memory or read
+  // limit is; empty where the calibration has no ladder or the limit is a link's.
+  std::string level;
+  // Why the row, above 105% of this limit, makes the limit suspect; empty
+  // when it is not.
+  std::string suspect;
+  // The bound the experiment declared (a memory row whose level's roof is
+  // above the gemm rate at its FLOPs per byte is held to the gemm rate).
+  Bound declared = Bound::memory;
 
   bool known() const { return value > 0; }
-  // "memory 4105 GB/s", "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"
+  // "memory 4105 GB/s", "L2 180 GB/s", "L2 read 210 GB/s",
+  // "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"
   std::string text() const;
   std::string_view kind() const;  // the first word of text()
   std::string_view unit() const;  // "GB/s" or "GFLOP/s"

@@ -73,7 +73,7 @@ constexpr const char* rows_series_sql =
     "CREATE INDEX rows_series ON rows(series, started_unix, id, run, check_result, reps, total_ms, "
     "total_min_ms, total_max_ms, total_std_ms, path)";
 
-// Version 3 (store_schema_version); migrate() brings versions 1 and 2 up to
+// Version 4 (store_schema_version); migrate() brings versions 1 to 3 up to
 // it. A row's path (the code path its kernel phase took) is no part of its
 // key: a run whose calibration chose another path is judged against the
 // same history, and says that the path changed.
@@ -145,7 +145,9 @@ CREATE TABLE rows(
   d2h_ms REAL, d2h_min_ms REAL, d2h_max_ms REAL, d2h_std_ms REAL,
   total_ms REAL, total_min_ms REAL, total_max_ms REAL, total_std_ms REAL,
   bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL,
-  path TEXT);
+  path TEXT,
+  limit_level TEXT, -- the level of the space's ladder the row was held to (L2, memory, ...)
+  limit_suspect TEXT); -- why its limit is suspect (above 105% of it); NULL when not
 CREATE INDEX rows_run ON rows(run);
 CREATE TABLE energy(
   row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
@@ -450,8 +452,9 @@ class Importer {
             "INSERT INTO rows(run, series, started_unix, ranks, check_result, reps, h2d_ms, "
             "h2d_min_ms, h2d_max_ms, h2d_std_ms, kernel_ms, kernel_min_ms, kernel_max_ms, "
             "kernel_std_ms, d2h_ms, d2h_min_ms, d2h_max_ms, d2h_std_ms, total_ms, total_min_ms, "
-            "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit, path) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit, path, "
+            "limit_level, limit_suspect) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         m_energy(
             db.prepare("INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
                        "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
@@ -613,6 +616,11 @@ class Importer {
       // NULL where the results file predates paths (schema_version 2).
       if (const auto path = r.find("path"); path != r.end() && path->is_string())
         m_row.bind(col + 5, path->get<std::string>());
+      // NULL where the row names no level (no ladder, a link) or its limit is not suspect.
+      if (const std::string level = str(obj(r, "limit"), "level"); !level.empty())
+        m_row.bind(col + 6, level);
+      if (const std::string suspect = str(obj(r, "limit"), "suspect"); !suspect.empty())
+        m_row.bind(col + 7, suspect);
       m_row.run();
       const std::int64_t row = m_db.last_id();
       add_energy(row, obj(r, "energy"));
@@ -800,6 +808,13 @@ void migrate_2_to_3(Connection& db) {
   db.exec(rows_series_sql);
 }
 
+// Version 3 to 4: the level each row was held to, and why its limit is
+// suspect (NULL for the rows imported before: not known).
+void migrate_3_to_4(Connection& db) {
+  db.exec("ALTER TABLE rows ADD COLUMN limit_level TEXT");
+  db.exec("ALTER TABLE rows ADD COLUMN limit_suspect TEXT");
+}
+
 // Brings a store of an older schema up to this portalab's, in one
 // transaction: all of it or nothing (another portalab doing the same at
 // once waits, then finds it done).
@@ -812,6 +827,7 @@ void migrate(Connection& db, std::ostream* notes) {
     for (std::int64_t v = from; v < store_schema_version; ++v) {
       if (v == 1) migrate_1_to_2(db);
       if (v == 2) migrate_2_to_3(db);
+      if (v == 3) migrate_3_to_4(db);
       throw_if_interrupted();
     }
     if (auto check = db.prepare("PRAGMA foreign_key_check"); check.step())

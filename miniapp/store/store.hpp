@@ -23,7 +23,7 @@ namespace portalab::store {
 
 // The schema this portalab writes and reads (PRAGMA user_version); a store
 // of an older one is upgraded when opened where it may be written.
-constexpr int store_schema_version = 3;
+constexpr int store_schema_version = 4;
 
 // The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite;
 // StoreError for PORTALAB_DB set but empty.

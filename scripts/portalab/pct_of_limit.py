@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """How close each result came to its space's limits, from a calibrated run's
-results.json: the kernel's rate against the limit that bounds it, and each copy
+results.json: the kernel's rate against the limit that bounds it (a level's
+bandwidth: "L2 180 GB/s", as the run named it; why, where suspect), and each copy
 against the best transfer of its kind measured by the calibration.
 
     scripts/pct_of_limit.py results/run/results.json [--min-n N]
@@ -31,7 +32,7 @@ def main():
     print(f"calibration: {text.shown(cal['mode']) if cal else 'none'}")
     print(f"{'space':7} {'device':22} {'experiment':12} {'variant':9} {'copies':8} {'dtype':7} "
           f"{'n':>10} {'rate':>12} {'limit':>20} {'%lim':>6} {'h2d GB/s':>9} {'%lim':>6} "
-          f"{'d2h GB/s':>9} {'%lim':>6}")
+          f"{'d2h GB/s':>9} {'%lim':>6} suspect limit")
     for r in doc["results"]:
         if r["check"] != "PASS" or r["n"] < args.min_n:
             continue
@@ -44,7 +45,8 @@ def main():
         print(f"{space:7} {device:22} {experiment:12} "
               f"{variant:9} {copies:8} {dtype:7} {r['n']:>10} {speed:>12} "
               f"{text.shown(pr.limit_text(r['limit'])):>20} {pct(r['pct_of_limit']):>6} {rate(r['h2d_gbps']):>9} "
-              f"{pct(r['h2d_pct_of_limit']):>6} {rate(r['d2h_gbps']):>9} {pct(r['d2h_pct_of_limit']):>6}")
+              f"{pct(r['h2d_pct_of_limit']):>6} {rate(r['d2h_gbps']):>9} {pct(r['d2h_pct_of_limit']):>6} "
+              f"{text.shown(pr.limit_suspect(r))}")
 
 
 if __name__ == "__main__":

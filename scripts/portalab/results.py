@@ -1051,6 +1051,7 @@ def limit_name(row):
 
 def limit_text(limit):
     """A limit for people, as portalab's tables print it: "memory 4105 GB/s",
+    "L2 180 GB/s", "L2 read 210 GB/s" (a level of the space's ladder),
     "gemm 51000 GFLOP/s", "duplex pinned copies 110 GB/s"; "" for none."""
     if not limit:
         return ""
@@ -1059,7 +1060,20 @@ def limit_text(limit):
         return f"{limit['name']} {limit['copies']} copies {value}"
     if limit["name"] == "allreduce":
         return f"allreduce bus {value}"
+    if limit.get("level") and limit["name"] in ("memory", "read"):
+        return f"{limit['level']}{' read' if limit['name'] == 'read' else ''} {value}"
     return f"{limit['name']} {value}"
+
+
+def limit_level(row):
+    """The level of its space's ladder a row's working set lives in ("L1",
+    "L2", "L3", "memory", "HBM"), as the run named it; "" where none."""
+    return (row.get("limit") or {}).get("level", "")
+
+
+def limit_suspect(row):
+    """Why the row, above 105% of its limit, makes the limit suspect; "" when not."""
+    return (row.get("limit") or {}).get("suspect", "")
 
 
 def threads_text(row):

@@ -151,6 +151,45 @@ class PageLogicTest(unittest.TestCase):
                           ("Cuda", 10, "pinned", 1.0, "PASS"),
                           ("Cuda", 10, "pageable", 2.0, "PASS")])
 
+    def test_rows_are_said_against_their_level_and_suspect_limits_with_why(self):
+        """The level and the suspect limit come from the row's limit as the
+        run wrote it (never worked out again): the closest-to-the-limit
+        sentence names the level; a suspect row is said as such, with why,
+        never as a plain share; the roofline draws a roof per level."""
+        from portalab import roofline
+        from portalab.report import experiments
+        roofline.plt = self.figures.plt
+
+        def held(variant, gbps, pct_, level, suspect=None, name="memory"):
+            limit = {"name": name, "value": gbps / pct_, "unit": "GB/s", "level": level}
+            if suspect:
+                limit["suspect"] = suspect
+            return dict(row("OpenMP", 1000000, 1.0, variant=variant), gbps=gbps, gflops=1.0,
+                        bytes=8e6, flops=1e6, pct_of_limit=pct_, limit=limit)
+        rows = [held("fused", 90.0, 0.9, "L2"), held("unfused", 95.0, 0.95, "L3"),
+                held("numpy", 463.0, 4.63, "L3", "its working set of 8 MB is in L3, yet ...")]
+        self.assertEqual(pr.limit_text(rows[0]["limit"]), "L2 100 GB/s")
+        self.assertEqual(pr.limit_text(dict(rows[0]["limit"], name="read")), "L2 read 100 GB/s")
+        self.assertEqual(pr.limit_text({"name": "memory", "value": 15, "unit": "GB/s"}),
+                         "memory 15 GB/s")
+        said = experiments.limit_sentences(rows)
+        self.assertEqual(len(said), 2, said)
+        self.assertIn("the closest to the limit is unfused float32", said[0])
+        self.assertIn("of L3 100 GB/s (its data in L3)", said[0])
+        self.assertIn("numpy float32 ran at 463% of L3 100 GB/s: a suspect limit, its working "
+                      "set of 8 MB is in L3", said[1])
+        self.assertEqual(self.rows.limit_share(rows[2]), "463% (suspect limit)")
+        self.assertEqual(self.rows.limit_share(rows[0]), "90%")
+        levels = [{"name": "L2", "memory_gbps": 100.0, "read_gbps": 120.0},
+                  {"name": "L3", "memory_gbps": 50.0, "read_gbps": 50.0},
+                  {"name": "memory", "memory_gbps": 15.0, "read_gbps": 16.0}]
+        fig = roofline.roofline({"memory_gbps": 15.0, "gemm_gflops": {"float64": 90.0},
+                                 "ladder": {"levels": levels}}, rows, "OpenMP")
+        labels = [line.get_label() for line in fig.axes[0].get_lines()]
+        self.assertEqual([x.split(":")[0] for x in labels if x.startswith(("L", "memory"))],
+                         ["L2", "L3", "memory"])
+        self.figures.plt.close(fig)
+
     def test_copy_overlap_reads_its_own_metrics(self):
         """copy_overlap's perfect-overlap times and fractions are the
         experiment's metrics, read as written (figures here set apart from

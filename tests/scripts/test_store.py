@@ -140,6 +140,8 @@ def as_schema_2(db):
     """The store db as schema 2 kept it: its rows without their code path."""
     c = sqlite3.connect(db)
     c.executescript(f"DROP INDEX rows_series; ALTER TABLE rows DROP COLUMN path; "
+                    f"ALTER TABLE rows DROP COLUMN limit_level; "
+                    f"ALTER TABLE rows DROP COLUMN limit_suspect; "
                     f"{V2_ROWS_SERIES}; PRAGMA user_version = 2;")
     c.close()
 
@@ -352,14 +354,14 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(1, "history")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 1 to 3", p.stderr)
+        self.assertIn("upgraded the store from schema version 1 to 4", p.stderr)
         rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
         self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
         self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
         self.assertEqual({r["verdict"] for r in rows.values()}, {"SAME"})
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 3)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 4)
             self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
         self.assertEqual(paths(self.db), [None] * 8)  # not recorded then: unknown
         self.assertEqual({x["path"] for r in rows.values() for x in r["runs"]}, {None})
@@ -382,12 +384,12 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(2, "fleet")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 2 to 3", p.stderr)
+        self.assertIn("upgraded the store from schema version 2 to 4", p.stderr)
         self.assertEqual([len(r["runs"]) for r in json.loads(p.stdout)["rows"]], [2, 2])
         self.assertEqual(paths(self.db), [None] * 4)
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 3)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 4)
             plan = c.execute("EXPLAIN QUERY PLAN SELECT path FROM rows WHERE series = 1 "
                              "ORDER BY started_unix DESC").fetchall()
         self.assertIn("COVERING INDEX rows_series", str(plan))  # history reads the index alone

@@ -5,7 +5,8 @@ import statistics
 from portalab import results as pr
 from portalab.report.blocks import join, num, pct, section, size, table, text, times
 from portalab.report.figures import phases_figure, time_figure
-from portalab.report.rows import by, device_spaces, groups, limit_rate, ordered, pr_copies_order
+from portalab.report.rows import (by, device_spaces, groups, limit_rate, limit_share, ordered,
+                                  pr_copies_order)
 
 
 # ---- When the GPU pays -------------------------------------------------------
@@ -134,7 +135,7 @@ def service_table(rows):
         r = max(series[key], key=lambda r: r["n"])
         out.append([variant, dtype, space, copies, r.get("library", ""), pr.threads_text(r),
                     size(r["n"]), limit_rate(r), pr.limit_text(r.get("limit")) or "-",
-                    pct(r.get("pct_of_limit")) if r.get("pct_of_limit") else "-"])
+                    limit_share(r)])
     return table(["variant", "type", "space", "copies", "library", "threads", "largest n",
                   "rate (kernel)", "limit", "% of limit"], out,
                  "Who served each call, on how many threads, and how close the largest size came "
@@ -142,16 +143,28 @@ def service_table(rows):
 
 
 def limit_sentences(rows):
+    """Per space, at its largest size, the row closest to the limit of its
+    level (a row whose limit is suspect is said as such, with why)."""
     out = []
     ok = [r for r in rows if r["check"] == "PASS" and r.get("pct_of_limit")]
     of_space = groups(ok, "space")
     for space in ordered(of_space):
         mine = of_space[space]
         n = max(r["n"] for r in mine)
-        best = max(by(mine, n=n), key=lambda r: r["pct_of_limit"])
-        out.append(f"On {space} at n = {size(n)}, the closest to the limit is {best['variant']} "
-                   f"{best['dtype']}: {limit_rate(best)}, {pct(best['pct_of_limit'])} of "
-                   f"{pr.limit_text(best['limit'])}.")
+        at_n = by(mine, n=n)
+        trusted = [r for r in at_n if not pr.limit_suspect(r)]
+        if trusted:
+            best = max(trusted, key=lambda r: r["pct_of_limit"])
+            level = pr.limit_level(best)
+            where = f" (its data in {level})" if level and level not in ("memory", "HBM") else ""
+            out.append(f"On {space} at n = {size(n)}, the closest to the limit is "
+                       f"{best['variant']} {best['dtype']}: {limit_rate(best)}, "
+                       f"{pct(best['pct_of_limit'])} of {pr.limit_text(best['limit'])}{where}.")
+        for r in at_n:
+            if pr.limit_suspect(r):
+                out.append(f"On {space} at n = {size(n)}, {r['variant']} {r['dtype']} ran at "
+                           f"{pct(r['pct_of_limit'])} of {pr.limit_text(r['limit'])}: a suspect "
+                           f"limit, {pr.limit_suspect(r)}.")
     return out
 
 

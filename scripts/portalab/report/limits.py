@@ -1,7 +1,16 @@
 """How close to the machine's limits: each run's calibrated limits and a
 roofline per space."""
+from portalab import results as pr
 from portalab.report.blocks import num, pct, section, size, table, text
-from portalab.report.rows import groups, one_copy_mode
+from portalab.report.rows import groups, limit_share, one_copy_mode
+
+
+def size_bytes(b):
+    """Bytes for people: "48 kB", "2.1 MB", "1.07 GB"."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
 
 
 def limits_section(figs, runs, roofline):
@@ -26,6 +35,22 @@ def limits_section(figs, runs, roofline):
                              "gemm GFLOP/s", "gemm library", "launch µs", "transfers (best)"],
                             lim, f"Limits measured by the run's {cal.get('mode', '')} calibration "
                             f"({path})", numeric={1, 2, 3, 4, 7}))
+        ladder = [[s["space"], v["name"], size_bytes(v["end_bytes"]) if v["holds_up_to_bytes"]
+                   else f"from {size_bytes(v['first_bytes'])}",
+                   size_bytes(v["holds_up_to_bytes"]) if v["holds_up_to_bytes"] else "-",
+                   num(v["read_gbps"]), num(v["memory_gbps"]), pct(v["spread"]),
+                   size_bytes(v["reported_bytes"]) if v["reported_bytes"] else "-"]
+                  for s in cal.get("spaces", []) for v in (s.get("ladder") or {}).get("levels", [])]
+        if ladder:
+            blocks.append(table(["space", "level", "ends at", "holds rows up to", "read GB/s",
+                                 "copy/triad GB/s", "spread", "reported"], ladder,
+                                "The bandwidth ladder each space's calibration measured: where "
+                                "each level ends and its bandwidth", numeric={4, 5, 6}))
+            notes = [f"{s['space']}: {n}" for s in cal.get("spaces", [])
+                     for n in (s.get("ladder") or {}).get("notes", [])]
+            if notes:
+                blocks.append(text("Where the ladder and the system's reported caches disagree: "
+                                   + " ".join(f"{n}." for n in notes)))
         points = groups([r for r in one_copy_mode(rows) if r["check"] == "PASS"
                          and r.get("flops", 0) > 0 and r.get("bytes", 0) > 0], "space")
         for s in cal.get("spaces", []):
@@ -38,14 +63,16 @@ def limits_section(figs, runs, roofline):
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
             fig.tight_layout()
             tab = table(["experiment", "variant", "type", "n", "FLOP/byte", "GFLOP/s",
-                         "% of limit"],
+                         "level", "% of limit", "suspect limit"],
                         [[r["experiment"], r["variant"], r["dtype"], size(r["n"]),
                           num(r["flops"] / r["bytes"]), num(r["gflops"]),
-                          pct(r.get("pct_of_limit")) if r.get("pct_of_limit") else "-"]
+                          pr.limit_level(r) or "-",
+                          limit_share(r), pr.limit_suspect(r) or "-"]
                          for r in sorted(pts, key=lambda r: (r["flops"] / r["bytes"], r["n"]))])
             blocks.append(figs.block(
-                fig, f"Roofline of {s['space']}: the calibrated memory-bandwidth slope and gemm "
-                f"ceilings, log-log, and one point per result at its FLOPs per byte.",
+                fig, f"Roofline of {s['space']}: one bandwidth roof per level of the calibrated "
+                f"ladder and the gemm ceilings, log-log, and one point per result at its FLOPs "
+                f"per byte, in its level's colour.",
                 f"Roofline of {s['space']} {names.get(s['space'], '')}: kernel-phase rates "
-                f"against the calibrated ceilings.", tab))
+                f"against the calibrated ceilings, each row on the roof of its level.", tab))
     return section("limits", "How close to the machine's limits", *blocks)

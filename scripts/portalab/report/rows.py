@@ -1,7 +1,7 @@
 """The loaded rows as the page reads them: selected, grouped, ordered and
 labelled."""
 from portalab import results as pr
-from portalab.report.blocks import num
+from portalab.report.blocks import num, pct
 
 
 # ---- Rows --------------------------------------------------------------------
@@ -82,6 +82,15 @@ def many_hosts(rows):
 def limit_rate(r):
     return (f"{num(r['gflops'])} GFLOP/s" if pr.limit_name(r) == "gemm"
             else f"{num(r['gbps'])} GB/s")
+
+
+def limit_share(r):
+    """A row's share of its limit for a table: "92%", "463% (suspect limit)"
+    where the run found the limit suspect (the reason is in the row's
+    limit), "-" where none."""
+    if not r.get("pct_of_limit"):
+        return "-"
+    return pct(r["pct_of_limit"]) + (" (suspect limit)" if pr.limit_suspect(r) else "")
 
 
 def pr_copies_order(c):
