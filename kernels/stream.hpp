@@ -155,6 +155,32 @@ double sum(const Exec& exec, const X& x) {
   return total;
 }
 
+// x read `passes` times in one launch, the sum into `result`: item i reads
+// elements i mod n, then `step` further on each pass (mod n), so that each
+// pass reads every element once per n items and no load is the same as the
+// last. A working set that one call reads in less time than a launch takes
+// (a GPU's cache levels) is timed at the cache's speed, not the launch's.
+template <class X>
+struct RepeatedRead {
+  X x;
+  std::int64_t n, step;
+  int passes;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, double& acc) const {
+    std::int64_t j = i % n;
+    for (int p = 0; p < passes; ++p) {
+      acc += static_cast<double>(x(j));
+      j += step;
+      if (j >= n) j -= n;
+    }
+  }
+};
+template <class Exec, class X, class R>
+void repeated_read(const Exec& exec, const X& x, std::int64_t items, int passes, const R& result) {
+  const auto n = static_cast<std::int64_t>(x.extent(0));
+  Kokkos::parallel_reduce("portalab::repeated_read", Range<Exec>(exec, 0, items),
+                          RepeatedRead<X>{x, n, n / 2 + 1 < n ? n / 2 + 1 : 0, passes}, result);
+}
+
 // A kernel of one iteration that does nothing: what a launch alone costs.
 struct Empty {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t) const {}

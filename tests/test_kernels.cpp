@@ -128,6 +128,28 @@ TYPED_TEST(Kernels, StreamCopyCopiesEveryElement) {
   });
 }
 
+// Every pass reads every element once per n items: with x(i) = i + 1, the
+// sum is passes * (items / n) * n(n+1)/2 where n divides items, whatever the
+// step; one element, more items than elements, and one pass too.
+TYPED_TEST(Kernels, RepeatedReadReadsEveryElementOnEveryPass) {
+  using Space = TypeParam;
+  const Space exec;
+  for (const std::int64_t n : {1, 2, 7, 1000, 4099})
+    for (const std::int64_t copies : {1, 3})
+      for (const int passes : {1, 5}) {
+        Kokkos::View<double*, typename Space::memory_space> x("x", n);
+        auto hx = Kokkos::create_mirror_view(x);
+        for (std::int64_t i = 0; i < n; ++i) hx(i) = static_cast<double>(i + 1);
+        Kokkos::deep_copy(x, hx);
+        Kokkos::View<double, typename Space::memory_space> sum("sum");
+        portalab::kernels::repeated_read(exec, x, copies * n, passes, sum);
+        double got = 0;
+        Kokkos::deep_copy(got, sum);
+        EXPECT_EQ(got, static_cast<double>(passes * copies) * n * (n + 1) / 2)
+            << "n=" << n << " items=" << copies * n << " passes=" << passes;
+      }
+}
+
 TYPED_TEST(Kernels, ElementwiseLabKernelsMatchTheirFormulas) {
   with_either_store([&](portalab::kernels::Paths& paths) {
     using Space = TypeParam;

@@ -253,6 +253,8 @@ Result row_of(const Entry& e) {
   const double copies = e.experiment->distributed ? 1.0 : e.ranks;
   r.bytes = w.bytes * copies;
   r.flops = w.flops * copies;
+  r.footprint = static_cast<double>(e.experiment->footprint(e.dtype, e.n, e.case_parameters())) *
+                e.ranks;
   r.launches = w.launches;
   return r;
 }

@@ -272,13 +272,16 @@ void device_read(const Space& exec, SpaceLimits& s, const Sizes& z, const View& 
 // `per_octave` points each time the working set doubles; at each, every
 // kernel called in batches of at least `batch_ms` (a small working set
 // takes a fraction of a microsecond, less than a fence), the fastest of
-// `reps` batches.
+// `reps` batches; within `share_s`, its own step of the schedule.
 struct SweepPlan {
   int per_octave;
   double batch_ms;
   int reps;
+  double share_s;
 };
-SweepPlan sweep_plan(bool quick) { return quick ? SweepPlan{1, 0.2, 3} : SweepPlan{2, 1.0, 5}; }
+SweepPlan sweep_plan(bool quick, double share_s) {
+  return quick ? SweepPlan{1, 0.2, 3, share_s} : SweepPlan{2, 1.0, 5, share_s};
+}
 
 // The caches a device reports: a GPU's L2.
 std::vector<ReportedCache> reported_device_caches([[maybe_unused]] const std::string& space) {
@@ -298,8 +301,11 @@ std::vector<ReportedCache> reported_device_caches([[maybe_unused]] const std::st
 // its knees, the memory level at least what the stream arrays measured.
 template <class Space, class View>
 void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, kernels::Paths& paths,
-                    const View& a, const View& b, const View& c) {
+                    const View& a, const View& b, const View& c, const Schedule* schedule) {
   Space e = exec;
+  const auto start = std::chrono::steady_clock::now();
+  const double budget = schedule ? std::max(0.0, schedule->left())
+                                 : std::numeric_limits<double>::infinity();
   Kokkos::View<double, typename Space::memory_space> dot("ladder_dot");
   auto fastest_ms = [&](auto&& call) {
     fenced_ms(e, call);  // the working set into its level
@@ -323,25 +329,61 @@ void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, ke
     SweepPoint p;
     p.bytes = 16.0 * half;
     const auto x = prefix(b, half), y = prefix(c, half), z = prefix(a, half);
-    p.read_gbps = gbps(16.0 * half,
-                       fastest_ms([&] { kernels::dot_reduce(exec, paths, x, y, dot); }));
+    double expected = 2.0 * static_cast<double>(half);
+    if constexpr (is_host_space_v<Space>) {
+      p.read_gbps = gbps(16.0 * half,
+                         fastest_ms([&] { kernels::dot_reduce(exec, paths, x, y, dot); }));
+    } else {
+      // A device reads a working set in its caches faster than it launches
+      // a kernel: each call reads it over and over in one launch, at least
+      // 2^25 elements (256 MB) with at least 2^20 items (every SM busy).
+      const auto w = prefix(b, 2 * half);  // b: all ones
+      const auto items = std::max<std::int64_t>(static_cast<std::int64_t>(2 * half), 1 << 20);
+      const int passes = static_cast<int>(
+          std::max<std::int64_t>(1, (std::int64_t{1} << 25) / items));
+      p.read_gbps = gbps(8.0 * static_cast<double>(items) * passes,
+                         fastest_ms([&] { kernels::repeated_read(exec, w, items, passes, dot); }));
+      expected = static_cast<double>(items) * passes;
+    }
     double product = 0;
     Kokkos::deep_copy(product, dot);
-    if (product != 2.0 * static_cast<double>(half))
+    if (product != expected)
       throw std::runtime_error(
-          fmt::format("calibration of {}: ladder read (dot) check failed", Space::name()));
+          fmt::format("calibration of {}: ladder read check failed", Space::name()));
     p.copy_gbps = gbps(16.0 * half, fastest_ms([&] { kernels::stream_copy(exec, paths, x, z); }));
     const auto ta = prefix(a, third), tb = prefix(b, third), tc = prefix(c, third);
     p.triad_gbps = gbps(24.0 * third,
                         fastest_ms([&] { kernels::stream_triad(exec, paths, 3.0, ta, tb, tc); }));
     return p;
   };
+  // The sweep ends at two whole arrays, or sooner: where its last three
+  // points, all of 64 MB or more, run within 15% of what the stream arrays
+  // measured (the memory plateau is reached: no slower level lies beyond),
+  // or where the next point (twice the last one's time at most) would pass
+  // the step's share, said in the notes.
+  const double memory = std::max({s.read_limit_gbps(), s.copy_kernel_gbps, s.triad_gbps});
+  auto at_memory = [&](const SweepPoint& p) {
+    return p.bytes >= 64e6 && std::abs(p.best() - memory) <= 0.15 * memory;
+  };
   std::vector<SweepPoint> points;
+  std::string stopped;
+  double last_s = 0;
   for (int step = 0;; ++step) {
     throw_if_interrupted();
     const double want = 4096.0 * std::pow(2.0, static_cast<double>(step) / plan.per_octave);
     if (want > largest * 1.0001) break;
+    if (!points.empty() && seconds_since(start) + 2 * last_s > budget) {
+      stopped = fmt::format("the sweep stopped at {:.0f} MB, where its time share ran out",
+                            points.back().bytes / 1e6);
+      break;
+    }
+    const auto before = std::chrono::steady_clock::now();
     points.push_back(point(want));
+    last_s = seconds_since(before);
+    const std::size_t k = points.size();
+    if (memory > 0 && k >= 3 && at_memory(points[k - 1]) && at_memory(points[k - 2]) &&
+        at_memory(points[k - 3]))
+      break;
   }
   // A point a fifth below both its neighbours is a busy moment more likely
   // than a level: measured again (twice at most), the faster of each kernel kept.
@@ -359,6 +401,7 @@ void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, ke
                                 : reported_device_caches(s.space),
                          s.host ? "memory" : "HBM");
   s.ladder.threads = exec.concurrency();
+  if (!stopped.empty()) s.ladder.notes.push_back(stopped);
   s.raise_memory_level();
 }
 
@@ -407,7 +450,10 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
     throw std::runtime_error(
         fmt::format("calibration of {}: read (dot) check failed", Space::name()));
   if constexpr (!is_host_space_v<Space>) device_read(exec, s, z, b, c);
-  if (sweep) measure_ladder(exec, s, *sweep, paths, a, b, c);
+  if (sweep) {
+    if (z.schedule) z.schedule->step(sweep->share_s);
+    measure_ladder(exec, s, *sweep, paths, a, b, c, z.schedule);
+  }
 }
 
 // The bytes (a loop's arrays together) from which a space that streams its
@@ -761,23 +807,15 @@ HostPolicies host_policies(const Calibration* c) {
   return out;
 }
 
-namespace {
-// The ladder's sweep (measure_ladder), within the stream step's share.
-double ladder_share(bool host, bool quick) {
-  return quick ? (host ? 0.8 : 0.3) : (host ? 2.0 : 0.8);
-}
-}  // namespace
-
 CalibrationShares calibration_shares(bool host, bool quick) {
   CalibrationShares s;
   if (quick) {
     s.stores = host ? 0.4 : 0, s.dot_reads = host ? 0.3 : 0, s.stream = 1.2;
-    s.transfers = host ? 0 : 0.8, s.gemm = 0.5, s.launch = 0.2;
+    s.transfers = host ? 0 : 0.8, s.gemm = 0.5, s.launch = 0.2, s.ladder = host ? 0.8 : 0.3;
   } else {
-    s.stores = host ? 1.0 : 0, s.dot_reads = host ? 0.8 : 0, s.stream = 3.5;
-    s.transfers = host ? 0 : 2.0, s.gemm = 1.2, s.launch = 0.3;
+    s.stores = host ? 0.8 : 0, s.dot_reads = host ? 0.6 : 0, s.stream = 2.8;
+    s.transfers = host ? 0 : 1.6, s.gemm = 1.0, s.launch = 0.3, s.ladder = host ? 1.5 : 0.8;
   }
-  s.stream += ladder_share(host, quick);
   return s;
 }
 
@@ -881,8 +919,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
       // of the four kernels fit the step at the rate the stores' triad
       // measured: 33 arrays' bytes in all. Never below STREAM's rule (4x the
       // last-level cache) nor a quick calibration's 64 MB.
-      const double fit = (share.stream - ladder_share(true, false)) * s.triad_plain_gbps * 1e9 /
-                         (33.0 * sizeof(double));
+      const double fit = share.stream * s.triad_plain_gbps * 1e9 / (33.0 * sizeof(double));
       const std::size_t least = std::max<std::size_t>(
           std::size_t{1} << 23, 4 * last_level_cache_bytes() / sizeof(double));
       z.stream_elements = std::min(z.stream_elements,
@@ -894,7 +931,7 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
         "triad from 4 kB to {:.0f} MB; {}",
         name, z.stream_elements * sizeof(double) / 1e6, 16.0 * z.stream_elements / 1e6,
         schedule.within()));
-    const SweepPlan sweep = sweep_plan(options.quick);
+    const SweepPlan sweep = sweep_plan(options.quick, share.ladder);
     measure_stream(exec, s, z, s.host ? host_policy_of(&s) : kernels::HostPolicy{}, &sweep);
     if (!s.host) {
       schedule.step(share.transfers);  // its buffers' first touch counted with the stream's

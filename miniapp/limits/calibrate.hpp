@@ -164,10 +164,13 @@ struct CalibrationOptions {
 struct CalibrationShares {
   double stores = 0, dot_reads = 0;  // host spaces
   double stream = 0;                 // copy, memcpy, triad, read
+  double ladder = 0;                 // the sweep of working sets, after the stream
   double transfers = 0;              // device spaces: host<->device
   double gemm = 0;                   // each of float32 and float64
   double launch = 0;
-  double total() const { return stores + dot_reads + stream + transfers + 2 * gemm + launch; }
+  double total() const {
+    return stores + dot_reads + stream + ladder + transfers + 2 * gemm + launch;
+  }
 };
 CalibrationShares calibration_shares(bool host, bool quick);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace portalab {
@@ -17,21 +18,29 @@ std::string mb(double bytes) {
                       : fmt::format("{:.3g} kB", bytes / 1e3);
 }
 
+// The bytes of a row that may sit in a cache, per rank: what it moves, but
+// no more than its case allocates (an unfused loop, a gemm, touch their
+// arrays more than once a repetition).
+double working_set(const Result& r) {
+  const double moved = r.bytes, held = r.footprint > 0 ? r.footprint : r.bytes;
+  return std::min(moved, held) / r.ranks;
+}
+
 // A memory or read limit at the level of the space's ladder the row's
-// working set (its declared bytes, per rank) lives in; the gemm rate of its
+// working set lives in; the gemm rate of its
 // type instead where that roof is the lower at the row's FLOPs per byte and
 // the gemm ran at the CPU's vector width (a host BLAS on narrower fallback
 // kernels measures no roof: a vectorised loop outruns it).
 void hold_to_level(Result& r, const SpaceLimits& lim, Bound bound, double per_rank) {
-  const double working_set = r.bytes / per_rank;
-  r.limit.beyond_cache = lim.beyond_cache(working_set);
-  const Level* level = lim.ladder.level_for(working_set);
+  r.limit.beyond_cache = lim.beyond_cache(working_set(r));
+  const Level* level = lim.ladder.level_for(working_set(r));
   if (level == nullptr) {  // a calibration without a ladder: memory
     r.limit.value = per_rank * (bound == Bound::read ? lim.read_limit_gbps() : lim.memory_gbps());
     return;
   }
   r.limit.level = level->name;
-  r.limit.value = per_rank * (bound == Bound::read ? level->read_gbps : level->memory_gbps());
+  r.limit.value = per_rank *
+                  (bound == Bound::read ? level->read_limit_gbps() : level->memory_gbps());
   const auto gemm = lim.gemm_gflops.find(r.dtype);
   if (r.flops > 0 && r.bytes > 0 && lim.gemm_kernels_warning.empty() &&
       gemm != lim.gemm_gflops.end() && gemm->second > 0 &&
@@ -55,16 +64,15 @@ std::string suspect_reason(const Result& r, const SpaceLimits& lim) {
                  "(a slower moment of the machine)"
                : "the calibration has no ladder: the row's data sits in a cache, faster than "
                  "the memory the limit was measured on";
-  const double working_set = r.bytes / r.ranks;
   if (r.limit.beyond_cache)
     return fmt::format(
         "beyond the caches ({} from {}), above the memory bandwidth calibrated: the limit "
         "reads low (a slower moment of the machine; a one-rank run re-measures it)",
-        mb(working_set), mb(lim.ladder.levels.back().first_bytes));
+        mb(working_set(r)), mb(lim.ladder.levels.back().first_bytes));
   return fmt::format(
       "its working set of {} is in {}, yet it ran faster than the sweep's read, copy and "
       "triad there: it moves fewer bytes than it declares, or reuses them within a repetition",
-      mb(working_set), r.limit.level);
+      mb(working_set(r)), r.limit.level);
 }
 
 }  // namespace
@@ -83,10 +91,13 @@ void compare_with_limits(Result& r, const SpaceLimits& lim, const Calibration& c
                       (lim.transfer_gbps("h2d_" + mode) + lim.transfer_gbps("d2h_" + mode));
       break;
     case Bound::compute:
-      r.limit.value = per_rank *
-                      (lim.gemm_gflops.count(r.dtype) ? lim.gemm_gflops.at(r.dtype) : 0.0);
-      if (const Level* level = lim.ladder.level_for(r.bytes / per_rank))
-        r.limit.level = level->name;
+      // A host BLAS on fallback kernels narrower than the CPU's vectors
+      // measured no roof (a vectorised loop outruns it): no limit, as
+      // calibration's warning says, rather than a share of a wrong one.
+      if (lim.gemm_kernels_warning.empty())
+        r.limit.value = per_rank *
+                        (lim.gemm_gflops.count(r.dtype) ? lim.gemm_gflops.at(r.dtype) : 0.0);
+      if (const Level* level = lim.ladder.level_for(working_set(r))) r.limit.level = level->name;
       break;
     case Bound::memory:
     case Bound::read: hold_to_level(r, lim, bound, per_rank); break;

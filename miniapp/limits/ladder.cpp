@@ -18,6 +18,7 @@ double SweepPoint::best() const { return std::max({read_gbps, copy_gbps, triad_g
 std::string ReportedCache::name() const { return fmt::format("L{}", level == 0 ? 2 : level); }
 
 double Level::memory_gbps() const { return std::max(copy_gbps, triad_gbps); }
+double Level::read_limit_gbps() const { return std::max(read_gbps, memory_gbps()); }
 
 const Level* Ladder::level_for(double bytes) const {
   if (levels.empty()) return nullptr;

@@ -49,6 +49,10 @@ struct Level {
   double reported_bytes = 0.0;  // the reported cache its knee matches; 0: none
   std::string reported_source;
   double memory_gbps() const;  // the best of copy and triad
+  // A read-only loop's limit: the best of the three, since the level served
+  // the copy's and the triad's bytes as fast (the sweep's reduction is
+  // latency-bound in a small cache: its rate is no roof there).
+  double read_limit_gbps() const;
 };
 
 struct Ladder {
