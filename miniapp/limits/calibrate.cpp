@@ -681,6 +681,10 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double shar
   // to what is left (nothing) is a limit far below the library's, and rows
   // read as hundreds of percent of it (docs/performance.md, the node).
   const double left = z.schedule ? std::max(share, z.schedule->left()) : 0.0;
+  // The host BLAS on the space's threads, as in a run (Serial: one), from
+  // the sizing calls on: sized on all the node's cores, Serial's gemm took
+  // ten times its share.
+  const libraries::LibraryThreads threads(exec);
   double rate = 0.0;
   // Never below 512 (where the caps allow): a gemm of 256 measures the
   // library's call more than its arithmetic, and the deck's gemm rows are larger.
@@ -697,8 +701,6 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double shar
   Kokkos::deep_copy(exec, a, T(1));
   Kokkos::deep_copy(exec, b, T(0.5));
   auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
-  // The host BLAS on the space's threads, as in a run (Serial: one).
-  const libraries::LibraryThreads threads(exec);
   {
     // Untimed first call: which library served it, from its profiling region
     // (recording may add fences, so it stays out of the timing).
@@ -813,8 +815,8 @@ CalibrationShares calibration_shares(bool host, bool quick) {
     s.stores = host ? 0.4 : 0, s.dot_reads = host ? 0.3 : 0, s.stream = 1.2;
     s.transfers = host ? 0 : 0.8, s.gemm = 0.5, s.launch = 0.2, s.ladder = host ? 0.8 : 0.3;
   } else {
-    s.stores = host ? 0.8 : 0, s.dot_reads = host ? 0.6 : 0, s.stream = 2.8;
-    s.transfers = host ? 0 : 1.6, s.gemm = 1.0, s.launch = 0.3, s.ladder = host ? 1.5 : 0.8;
+    s.stores = host ? 0.8 : 0, s.dot_reads = host ? 0.6 : 0, s.stream = 2.4;
+    s.transfers = host ? 0 : 1.4, s.gemm = 0.9, s.launch = 0.3, s.ladder = host ? 1.2 : 0.8;
   }
   return s;
 }
