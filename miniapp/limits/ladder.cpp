@@ -291,6 +291,7 @@ nlohmann::json to_json(const Ladder& l) {
          {"copy_gbps", v.copy_gbps},
          {"triad_gbps", v.triad_gbps},
          {"memory_gbps", v.memory_gbps()},
+         {"read_limit_gbps", v.read_limit_gbps()},
          {"spread", v.spread},
          {"points", v.points},
          {"reported_bytes", whole(v.reported_bytes)},

@@ -39,10 +39,11 @@ def roofline(space_limits, rows, space, size=(7, 5)):
     colour = {v["name"]: colours(i / max(len(levels) - 1, 1) * 0.85)
               for i, v in enumerate(levels)}
     for v in levels:
+        read = v.get("read_limit_gbps", v["read_gbps"])  # the read rows' limit, as the run held them
         ax.plot(xs, [min(top, v["memory_gbps"] * x) for x in xs], color=colour[v["name"]],
-                label=f"{v['name']}: {v['memory_gbps']:.0f} GB/s (read {v['read_gbps']:.0f})")
-        if abs(v["read_gbps"] - v["memory_gbps"]) > 0.05 * v["memory_gbps"]:
-            ax.plot(xs, [min(top, v["read_gbps"] * x) for x in xs], color=colour[v["name"]],
+                label=f"{v['name']}: {v['memory_gbps']:.0f} GB/s (read {read:.0f})")
+        if abs(read - v["memory_gbps"]) > 0.05 * v["memory_gbps"]:
+            ax.plot(xs, [min(top, read * x) for x in xs], color=colour[v["name"]],
                     linestyle="--", linewidth=0.8)
     for dtype, peak in sorted(peaks.items()):
         ax.axhline(peak, color="grey", linestyle=":", linewidth=1)
