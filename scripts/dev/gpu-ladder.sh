@@ -6,6 +6,7 @@
 # run/results.json, and the text of each step.
 #   scripts/dev/gpu-ladder.sh [BUILD_DIR] [OUT]      # BUILD_DIR default build/cuda
 set -euo pipefail
+case ${1:-} in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 bin=${1:-build/cuda}
 out=${2:-results/gpu-ladder}
 mkdir -p "$out"

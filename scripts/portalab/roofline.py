@@ -49,7 +49,7 @@ def roofline(space_limits, rows, space, size=(7, 5)):
         ax.axhline(peak, color="grey", linestyle=":", linewidth=1)
         ax.annotate(f"{dtype} gemm {peak:.0f} GFLOP/s", (lo, peak), fontsize=6,
                     va="bottom", color="grey")
-    markers = "os^vD<>px*"
+    markers = "os^vD<>pPh"  # filled ones: an unfilled marker ignores the suspect rows' red edge
     labels = sorted({(r["experiment"], r["variant"]) for r in points})
     last = levels[-1]["name"]
     for i, (exp, var) in enumerate(labels):
