@@ -440,25 +440,39 @@ class CommandLineTest(unittest.TestCase):
                         "read_gbps"):
                 space[key] = 1e-3
             space["cache_bytes"] = 1
-        low = os.path.join(tmp, "low.json")
-        with open(low, "w") as f:
-            json.dump(cal, f)
         deck = os.path.join(tmp, "copy.toml")
         with open(deck, "w") as f:
             f.write('calibrate = "none"\nreps = 2\nwarmups = 0\ncopies = "none"\n'
                     'spaces = ["Serial"]\n[stream_copy]\nsizes = [100000]\n'
                     'variants = ["kernel"]\n')
-        out = os.path.join(tmp, "out")
-        p = self.portalab("run", deck, "--calibration", low, "--out", out)
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        row = "stream_copy kernel float64 n=100000"
-        self.assertIn(f"limits: Serial memory limit re-measured after {row}", p.stderr)
-        self.assertIn(f"limits of Serial re-measured after {row}", p.stdout)
-        doc, _ = read_results(out)
-        [done] = doc["summary"]["limits_rechecked"]
-        self.assertEqual((done["space"], done["after"], done["limit"]), ("Serial", row, "memory"))
-        self.assertNotIn("error", done)
-        self.assertGreater(doc["results"][0]["limit"]["value"], 1e-3)
+        # A file with a ladder whose one level, memory from 4 kB, is as low;
+        # and one written before the ladder (the cache's size decides).
+        memory = {"name": "memory", "first_bytes": 4096, "end_bytes": 4096,
+                  "holds_up_to_bytes": None, "read_gbps": 1e-3, "copy_gbps": 1e-3,
+                  "triad_gbps": 1e-3, "memory_gbps": 1e-3, "read_limit_gbps": 1e-3,
+                  "spread": 0.0, "points": 1, "reported_bytes": 0, "reported_source": ""}
+        for form in ("ladder", "no ladder"):
+            with self.subTest(form=form):
+                for space in cal["calibration"]["spaces"]:
+                    if form == "ladder" and "ladder" in space:
+                        space["ladder"]["levels"] = [memory]
+                    else:
+                        space.pop("ladder", None)
+                low = os.path.join(tmp, "low.json")
+                with open(low, "w") as f:
+                    json.dump(cal, f)
+                out = os.path.join(tmp, "out-" + form.replace(" ", "-"))
+                p = self.portalab("run", deck, "--calibration", low, "--out", out)
+                self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                row = "stream_copy kernel float64 n=100000"
+                self.assertIn(f"limits: Serial memory limit re-measured after {row}", p.stderr)
+                self.assertIn(f"limits of Serial re-measured after {row}", p.stdout)
+                doc, _ = read_results(out)
+                [done] = doc["summary"]["limits_rechecked"]
+                self.assertEqual((done["space"], done["after"], done["limit"]),
+                                 ("Serial", row, "memory"))
+                self.assertNotIn("error", done)
+                self.assertGreater(doc["results"][0]["limit"]["value"], 1e-3)
 
     def test_calibration_file_bounded_before_parsing(self):
         # A million '[' overflowed nlohmann::json's stack (exit 139).
