@@ -110,21 +110,23 @@ std::optional<int> whole_number(const char* text) {
   return static_cast<int>(n);
 }
 
+namespace {
 // Open MPI's, MVAPICH's, MPICH's (Hydra, PMI), PMIx's and Slurm's.
-const char* const launcher_variables[14] = {"OMPI_COMM_WORLD_SIZE",
-                                            "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                            "OMPI_COMM_WORLD_LOCAL_RANK",
-                                            "MV2_COMM_WORLD_LOCAL_RANK",
-                                            "MPI_LOCALRANKID",
-                                            "MPI_LOCALNRANKS",
-                                            "PMI_SIZE",
-                                            "PMI_RANK",
-                                            "PMI_LOCAL_RANK",
-                                            "PMIX_SIZE",
-                                            "PMIX_RANK",
-                                            "SLURM_LOCALID",
-                                            "SLURM_STEP_NUM_TASKS",
-                                            "SLURM_STEP_NUM_NODES"};
+constexpr const char* launcher_variables[] = {"OMPI_COMM_WORLD_SIZE",
+                                              "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                              "OMPI_COMM_WORLD_LOCAL_RANK",
+                                              "MV2_COMM_WORLD_LOCAL_RANK",
+                                              "MPI_LOCALRANKID",
+                                              "MPI_LOCALNRANKS",
+                                              "PMI_SIZE",
+                                              "PMI_RANK",
+                                              "PMI_LOCAL_RANK",
+                                              "PMIX_SIZE",
+                                              "PMIX_RANK",
+                                              "SLURM_LOCALID",
+                                              "SLURM_STEP_NUM_TASKS",
+                                              "SLURM_STEP_NUM_NODES"};
+}  // namespace
 
 std::string environment_problem() {
   for (const char* name : launcher_variables)

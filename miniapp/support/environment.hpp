@@ -26,10 +26,9 @@ std::optional<double> env_seconds(const char* name);
 
 // A launcher's count or rank (OMPI_COMM_WORLD_SIZE, SLURM_LOCALID, ...):
 // text of decimal digits only, up to INT_MAX; nullopt otherwise (atoi would
-// read "1x" as 1 and "x" as 0). launcher_variables lists those portalab
-// reads; environment_problem() names one set to anything else.
+// read "1x" as 1 and "x" as 0). environment_problem() names a launcher's
+// variable portalab reads that is set to anything else.
 std::optional<int> whole_number(const char* text);
-extern const char* const launcher_variables[14];
 
 // The first variable of the list whose value is not of its form, as a
 // message ("" where none is): said at start-up, before anything runs, for a
