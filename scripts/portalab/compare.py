@@ -237,13 +237,13 @@ def main(argv=None):
         sides = [pr.load_runs([p]) for p in (args.base, args.new, *(args.noise_from or ()))]
     except pr.ResultsError as e:
         pr.fail(str(e))
-    for runs in sides:
-        pr.tell_incomplete(runs)
     base, new, *alike = [pick([r for _, _, rs in runs for r in rs], args.host, args.device)
                          for runs in sides]
     if not base or not new:
-        pr.fail(f"{text.shown(args.base if not base else args.new)}: no rows to compare "
-                f"(check --host/--device)")
+        pr.fail_without_rows(f"{text.shown(args.base if not base else args.new)}: no rows to "
+                             f"compare (check --host/--device)", sides[0 if not base else 1])
+    for runs in sides:
+        pr.tell_incomplete(runs)
     noise = Noise(pairs_of(*alike) if args.noise_from else pairs_of(base, new), args.phase,
                   args.min_noise / 100)
     table, regression = compare(base, new, args.phase, args.threshold, noise, args.sigmas)

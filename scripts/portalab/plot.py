@@ -307,11 +307,12 @@ def main(argv=None):
         runs = pr.load_runs(args.paths)
     except pr.ResultsError as e:
         pr.fail(str(e))
-    pr.tell_incomplete(runs)
     rows = pr.newest_per_key([r for _, _, rs in runs for r in rs if pr.passed(r)])
     experiments = sorted({r["experiment"] for r in rows})
     if not experiments:
-        pr.fail(f"{', '.join(map(text.shown, args.paths))}: no passed rows to plot")
+        pr.fail_without_rows(f"{', '.join(map(text.shown, args.paths))}: no passed rows to plot",
+                             runs)
+    pr.tell_incomplete(runs)
     for e in args.experiment or []:
         if e not in experiments:
             pr.fail(f"no passed rows of experiment {text.shown(e)} (there are: "

@@ -1007,6 +1007,13 @@ def incomplete(path, doc):
     return None
 
 
+def fail_without_rows(message, runs):
+    """Refuse in one line (fail()): message, and why runs hold fewer rows
+    than they should (incomplete()), said here rather than on a line before."""
+    why = [w for w in (incomplete(path, doc) for path, doc, *_ in runs) if w]
+    fail(message + (f" ({'; '.join(why)})" if why else ""))
+
+
 def tell_incomplete(runs):
     """incomplete() of each (path, document, ...) of runs, on stderr (say())."""
     for path, doc, *_ in runs:

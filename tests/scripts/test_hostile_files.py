@@ -822,6 +822,18 @@ class IncompleteTest(Hostile):
                     self.assertNotIn("Traceback", err)
                     self.assertRegex(err, f"{name}: {re.escape(folder)}/results.json: {expect}")
 
+    def test_no_rows_left_is_one_line_saying_why(self):
+        # A journal killed before its first row: the refusal for want of
+        # rows carries the reason in its one line, with no warning before it.
+        killed = json.dumps({"schema_version": self.doc["schema_version"],
+                             "provenance": self.doc["provenance"]}) + "\n"
+        folder, _ = self.put(killed, "results.jsonl")
+        out = self.folder()
+        for name, args in (("compare.py", [self.run_dir, folder]),
+                           ("plot.py", [folder, "--out", os.path.join(out, "plots")])):
+            with self.subTest(script=name):
+                self.refused(name, args, folder, "the run did not finish")
+
 
 class EnvironmentTest(Hostile):
     """The variables of the environment the scripts read (PORTALAB, the
