@@ -2,5 +2,5 @@
 """`python3 -m portalab.report` as a command: the code is scripts/portalab/report/."""
 import sys
 
-from portalab.report import main
+from portalab.report.command import main
 sys.exit(main())

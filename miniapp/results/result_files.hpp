@@ -11,7 +11,7 @@
 //                  rewrite. finish() writes them a last time, then removes
 //                  the journal: a journal left beside them means the run did
 //                  not finish, and the journal is the more recent of the two
-//                  (scripts/portalab/results.py reads it so).
+//                  (scripts/portalab/reading.py reads it so).
 //
 // Every file is created anew in the folder, never written through a link
 // (support/files.hpp). The files of an earlier run found there, finished or

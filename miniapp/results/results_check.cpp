@@ -26,7 +26,7 @@ using json = nlohmann::json;
 using Problem = std::optional<std::string>;
 using Check = std::function<Problem(const json&, const std::string&)>;
 
-// Fields that files written before they were added lack (results.py's
+// Fields that files written before they were added lack (upgrade.py's
 // ADDED_IN_VERSION_2 and ADDED_IN_VERSION_3): never required.
 const std::set<std::string> added_later{"energy", "energy_sizes", "energy_with_copies",
                                         "energy_without_copies", "path"};
@@ -75,7 +75,7 @@ bool of_type(const json& v, const std::string& name) {
 const json& schema_of(const std::string& kind);
 
 // The checks of each (sub)schema, made once: every row of a sweep is
-// checked by the same functions (results.py's _checker()).
+// checked by the same functions (schema.py's _checker()).
 class Checker {
  public:
   Check make(const json& schema, const json& defs) {
@@ -271,7 +271,7 @@ const Check& checker(std::string_view part) {
       .first->second;
 }
 
-// Older names of figures, by what holds them (results.py's RENAMED_IN_VERSION_4).
+// Older names of figures, by what holds them (upgrade.py's RENAMED_IN_VERSION_4).
 void rename(json& obj, const char* from, const char* to) {
   if (!obj.is_object() || !obj.contains(from)) return;
   obj[to] = std::move(obj[from]);
@@ -293,7 +293,7 @@ int version_of(const json& doc) {
              : -1;
 }
 
-// results.py's check_version(): a version read here, else one line naming it.
+// upgrade.py's check_version(): a version read here, else one line naming it.
 void check_version(const json& doc, const std::string& name, const char* what) {
   const auto it = doc.find("schema_version");
   const int version = version_of(doc);

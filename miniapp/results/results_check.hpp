@@ -1,6 +1,6 @@
 // A results document as the store imports it, checked by the rules the
 // scripts check it by: schema/results.schema.json (built in), read through
-// the same subset of JSON Schema as scripts/portalab/results.py's
+// the same subset of JSON Schema as scripts/portalab/schema.py's
 // first_problem(), the same versions (2 to schema_version, older names
 // upgraded), the same reading of a journal (results.jsonl). One schema, one
 // set of rules: a file the scripts refuse, the store refuses.
@@ -15,7 +15,7 @@
 
 namespace portalab {
 
-// The oldest schema_version read (scripts/portalab/results.py's OLDEST_VERSION).
+// The oldest schema_version read (scripts/portalab/schema.py's OLDEST_VERSION).
 inline constexpr int oldest_schema_version = 2;
 
 // schema/results.schema.json, as this portalab was built with it.
@@ -28,7 +28,7 @@ std::optional<std::string> first_problem(const nlohmann::json& value, std::strin
                                          const std::string& at = {});
 
 // A results document of an older schema_version under the newest names
-// (results.py's upgraded()), its schema_version kept.
+// (upgrade.py's upgraded()), its schema_version kept.
 nlohmann::json upgraded(nlohmann::json doc);
 
 // The results document in `text`, the contents of a results.json named
@@ -40,7 +40,7 @@ nlohmann::json parse_results(std::string_view text, const std::string& name);
 // The document a run's journal (results.jsonl) holds: its provenance and
 // every row recorded, each update's rows replacing those from its "first"
 // on, a last line cut short by a kill left out; its summary says
-// "incomplete" (results.py's read_journal()). Checked as parse_results
+// "incomplete" (reading.py's read_journal()). Checked as parse_results
 // checks a file; InputError "<name>:<line>: <what>" otherwise.
 nlohmann::json parse_journal(std::string_view text, const std::string& name);
 

@@ -200,9 +200,9 @@ def sweep(doc, count):
 
 def _default(schema, defs):
     """The plainest value a (sub)schema allows: what a hand-made file leaves out."""
-    from portalab import results as pr
+    from portalab import schema as portalab_schema
     if "$ref" in schema:
-        return _default(*pr._resolve(schema["$ref"], defs))
+        return _default(*portalab_schema._resolve(schema["$ref"], defs))
     for key in ("anyOf", "oneOf"):
         if key in schema:
             return _default(schema[key][-1], defs)

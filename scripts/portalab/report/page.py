@@ -3,9 +3,11 @@ HTML written from it with report.html.j2."""
 import datetime
 import os
 
+from portalab import plot
 from portalab import results as pr
+from portalab import roofline
 from portalab import text as quoting
-from portalab.report import blocks, figures
+from portalab.report import blocks, figures, store as store_sections
 from portalab.report.blocks import join, text
 from portalab.report.figures import Figures
 from portalab.report.rows import (device_spaces, experiments_in, groups, many_hosts, one_copy_mode,
@@ -29,16 +31,13 @@ TEMPLATE = "report.html.j2"
 # ---- The page ------------------------------------------------------------------
 
 def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
-    """The page's model: title and sections. store: store_report.query_store's
+    """The page's model: title and sections. store: store_sections.query_store's
     answers, for its history and fleet sections (alone where runs is empty)."""
-    from portalab import store_report
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if not runs:
         return {"title": "portalab: the results store", "generated": generated,
                 "sources": [store["db"]],
-                "sections": store_report.sections(blocks, Figures(), store)}
-    from portalab import plot
-    from portalab import roofline
+                "sections": store_sections.sections(blocks, Figures(), store)}
     plot.plt = roofline.plt = figures.plt
     every = pr.newest_per_key([r for _, _, rs in runs for r in rs])
     order = experiments_in([r for _, _, rs in runs for r in rs])
@@ -73,7 +72,7 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
     if base_paths:
         sections.append(compare_section(base_paths, every, phase, threshold))
     if store:
-        sections += store_report.sections(blocks, figs, store)
+        sections += store_sections.sections(blocks, figs, store)
     sections.append(provenance_section(runs))
     hosts = join(ordered({r["hostname"] for r in rows}))
     decks = join(ordered({os.path.basename(r["deck"] or "") for r in rows} - {""}))
