@@ -1,5 +1,5 @@
 // Finding a deck by path or by name (`portalab run lab6-vector`), and listing
-// the decks that can be named. No Kokkos: part of portalab_deck.
+// the decks that can be named. No Kokkos: part of portalab_base.
 //
 // Search order for `portalab run ARG`:
 //   1. ARG as a path, relative to the working folder;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "engine/expand.hpp"
-#include "engine/session.hpp"
+#include "engine/run_options.hpp"
 #include "limits/calibrate.hpp"
 #include "energy/energy.hpp"
 #include "results/result.hpp"

@@ -125,7 +125,12 @@ void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
 RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann::json& provenance) {
   const Registry& registry = options.registry ? *options.registry : global_registry();
   const Comm& all = options.world ? *options.world : world();
-  const std::vector<Entry> entries = expand(deck, registry, all.size());
+  return run_deck(deck, expand(deck, registry, all.size()), options, provenance);
+}
+
+RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const RunOptions& options,
+                    const nlohmann::json& provenance) {
+  const Comm& all = options.world ? *options.world : world();
   Sink sink(options, provenance, entries.size(), estimated_ms(entries, options));
   std::map<std::string, std::size_t> one_rank;  // one-rank rows by what they ran
   std::optional<Watchdog> dog;

@@ -317,7 +317,7 @@ int Session::run() {
   m_options.tables = root ? &std::cout : nullptr;
   m_options.progress = root ? &std::cerr : nullptr;
   m_options.energy = m_meters ? &*m_meters : nullptr;
-  const auto summary = run_deck(m_deck, m_options, m_provenance);
+  const auto summary = run_deck(m_deck, m_entries, m_options, m_provenance);
   return end(summary);
 }
 
@@ -343,8 +343,8 @@ int Session::agree() {
             m_limits ? "limits: " + content_hash(to_json(*m_limits).dump())
                      : "calibrate: " + m_deck.calibrate,
             fmt::format("energy: {}", energy_on(m_request, m_deck) ? "on" : "off"), stores};
-    const auto entries = expand(m_deck, global_registry(), all.size());
-    for (auto& line : entry_lines(entries)) plan.push_back(std::move(line));
+    m_entries = expand(m_deck, global_registry(), all.size());
+    for (auto& line : entry_lines(m_entries)) plan.push_back(std::move(line));
   });
   if (const int code = startup().agree(plan)) return code;
   if (dry && out && root)
@@ -374,9 +374,8 @@ int Session::dry_run() {
     limits = calibrate(m_spaces, copt);
   }
   const int ranks = world().size();
-  const auto entries = expand(deck, global_registry(), ranks);
   std::cout << format_plan(deck.path,
-                           plan_entries(entries, {&*limits, /*ask_spaces=*/true, ranks}));
+                           plan_entries(m_entries, {&*limits, /*ask_spaces=*/true, ranks}));
   if (deck.calibrate != "none")
     print_to(stdout, "before them, without --calibration, the run calibrates ({}){}\n",
              deck.calibrate,
@@ -401,7 +400,7 @@ void Session::set_up(double init_ms, const std::vector<std::string>& kokkos_give
   m_options.rank_places = places;
   provenance["ranks"] = places;
   provenance["energy"] = meters ? meters->describe() : nlohmann::json{{"off", true}};
-  const std::size_t entries = expand(deck, global_registry(), all.size()).size();
+  const std::size_t entries = m_entries.size();
   if (root)
     print_to(stderr,
              "portalab {} | deck {} | {} entries | spaces {} | {} | Kokkos initialised "

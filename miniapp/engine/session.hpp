@@ -1,10 +1,11 @@
 // A session owns one run, from the command line's request to the exit
 // status, in the order it goes (docs/architecture.md):
-//   check     before Kokkos: the deck, a calibration file, --out; every
-//             rank's plan at the start-up agreement (engine/agreement.hpp)
+//   check     before Kokkos: the deck, a calibration file, --out; the plan
+//             (expand, engine/expand.hpp), made once here, every rank's at
+//             the start-up agreement (engine/agreement.hpp)
 //   set up    Kokkos, provenance, the energy meters, banners and warnings
-//   limits    calibrated (or read), the host stores they choose
-//   plan      expand (engine/expand.hpp); --dry-run stops at the estimates
+//   limits    calibrated (or read), the host stores they choose; --dry-run
+//             stops at the plan's estimates
 //   loop      run_deck (engine/runner.hpp): run_entry measures each entry,
 //             its ranks' parts combined, the Sink writes the rows
 //   end       the report on stdout, one exit status on every rank
@@ -12,6 +13,8 @@
 #pragma once
 
 #include "deck/deck.hpp"
+#include "engine/expand.hpp"
+#include "engine/run_options.hpp"
 #include "limits/calibrate.hpp"
 #include "energy/energy.hpp"
 
@@ -24,39 +27,7 @@
 
 namespace portalab {
 
-class Comm;
-class Registry;
 struct RunSummary;
-
-// The settings of the whole run (run_deck's and every stage's under it).
-struct RunOptions {
-  // results.csv and results.json go here (result_files.hpp); a folder that
-  // cannot be written stops run_deck before it measures (OutputError).
-  std::optional<std::string> out_dir;
-  // Fills each row's limit and pct_of_limit. With one rank, a case whose row
-  // beyond the cache outran its memory or read limit has that space's
-  // bandwidths re-measured into it (recheck_bandwidth), unless recheck_limits is off.
-  Calibration* limits = nullptr;
-  bool recheck_limits = true;
-  // Each host space's policy for the kernels that have a choice (from the
-  // calibration: host_policies), passed to every call through the run
-  // state. Empty: the plain paths.
-  HostPolicies host_policies;
-  std::ostream* tables = nullptr;      // console tables, one per experiment
-  std::ostream* progress = nullptr;    // "[i/N] ..." lines
-  const Registry* registry = nullptr;  // nullptr: the program's
-  // The ranks that run the deck together (nullptr: world()), and where each
-  // runs (rank_place() and its device, gathered at start-up) for the rows'
-  // per-rank figures. Only rank 0's options name files and streams.
-  const Comm* world = nullptr;
-  nlohmann::json rank_places = nlohmann::json::array();
-  // With several ranks: abort them all when no gate passes for this long
-  // (watchdog.hpp); 0: never.
-  double watchdog_s = 0;
-  // The energy meters read around each timed repetition (energy.hpp);
-  // nullptr: no energy figures (--energy off).
-  EnergyMeters* energy = nullptr;
-};
 
 // `portalab run` as the command line asks it.
 struct RunRequest {
@@ -91,6 +62,7 @@ class Session {
   char** m_kokkos_argv;
   Deck m_deck;
   std::vector<std::string> m_spaces;  // the spaces the deck's plans name, in run order
+  std::vector<Entry> m_entries;       // the plan: expanded once, at the agreement
   std::optional<Calibration> m_limits;
   std::optional<EnergyMeters> m_meters;
   nlohmann::json m_provenance;

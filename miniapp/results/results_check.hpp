@@ -4,7 +4,7 @@
 // first_problem(), the same versions (2 to schema_version, older names
 // upgraded), the same reading of a journal (results.jsonl). One schema, one
 // set of rules: a file the scripts refuse, the store refuses.
-// No Kokkos: part of portalab_deck, so that a fuzzer feeds it.
+// No Kokkos: part of portalab_base, so that a fuzzer feeds it.
 #pragma once
 
 #include <nlohmann/json.hpp>

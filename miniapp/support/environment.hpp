@@ -3,7 +3,7 @@
 // set but empty or of another form is a mistake said in one line naming the
 // variable (exit 2), never read as the default: as OMP_NUM_THREADS=abc is
 // refused (Kokkos' and OpenMP's variables are checked as Kokkos reads them,
-// deck/kokkos_options.hpp). No Kokkos: part of portalab_deck.
+// deck/kokkos_options.hpp). No Kokkos: part of portalab_base.
 #pragma once
 
 #include <optional>

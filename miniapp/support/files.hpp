@@ -4,7 +4,7 @@
 // hang: every file is created anew under a temporary name (O_EXCL, never
 // following a link) in its folder and renamed into place, or created under
 // its own name the same way; anything but a regular file at a name portalab
-// writes is refused, naming what is there. No Kokkos: part of portalab_deck.
+// writes is refused, naming what is there. No Kokkos: part of portalab_base.
 #pragma once
 
 #include <stdexcept>

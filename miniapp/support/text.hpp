@@ -1,7 +1,7 @@
 // Untrusted text in a message: a deck's names and keys, a path or an option
 // from the command line, a file's contents. Echoed raw, an ESC or BEL byte
 // retitles or clears the terminal that shows the message, and a megabyte
-// name is printed whole. No Kokkos: part of portalab_deck.
+// name is printed whole. No Kokkos: part of portalab_base.
 #pragma once
 
 #include <cstddef>
