@@ -337,8 +337,11 @@ void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, ke
       // A device reads a working set in its caches faster than it launches
       // a kernel: each call reads it over and over in one launch, at least
       // 2^25 elements (256 MB) with at least 2^20 items (every SM busy).
-      const auto w = prefix(b, 2 * half);  // b: all ones
-      const auto items = std::max<std::int64_t>(static_cast<std::int64_t>(2 * half), 1 << 20);
+      // b (all ones) holds the point's two arrays' worth but at the last
+      // point, two whole arrays: there the read takes all of b, a working
+      // set far past any cache still.
+      const auto w = prefix(b, std::min(2 * half, b.extent(0)));
+      const auto items = std::max<std::int64_t>(static_cast<std::int64_t>(w.extent(0)), 1 << 20);
       const int passes = static_cast<int>(
           std::max<std::int64_t>(1, (std::int64_t{1} << 25) / items));
       p.read_gbps = gbps(8.0 * static_cast<double>(items) * passes,
