@@ -105,6 +105,10 @@ int portalab_main(int argc, char** argv) {
   run_cmd->add_option("--set", overrides.set,
                       "override a deck value: experiment.key=value or key=value (repeatable; "
                       "the last for a key wins)");
+  run_cmd->add_option("--noise", overrides.noise,
+                      "repeat each row until the 95% interval of its kernel median is within "
+                      "this fraction of it (0.005: 0.5%), a deck's fixed reps included; within "
+                      "the deck's max_reps and max_time_s");
   std::optional<std::string> calibration_path;
   run_cmd->add_option("--calibration,--limits", calibration_path,
                       "limits from `portalab calibrate --out FILE` instead of measuring them");

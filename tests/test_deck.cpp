@@ -55,6 +55,73 @@ TEST(Deck, ProfileRepsOverridesEveryTablesReps) {
   for (const auto& plan : deck.plans) EXPECT_EQ(plan.reps, 3) << plan.experiment;
 }
 
+// Without reps a row repeats until its median is steady; a table's own
+// choice wins over the top level's, and --noise makes every plan adaptive.
+TEST(Deck, RepetitionsAreAdaptiveUnlessRepsFixesThem) {
+  const auto deck = parse_deck(R"(
+noise = 0.02
+max_time_s = 0.5
+[vector_poly]
+min_reps = 7
+max_reps = 70
+[stream_copy]
+reps = 4
+[dot]
+)",
+                               "d.toml", catalog());
+  ASSERT_EQ(deck.plans.size(), 3u);
+  const auto& vp = deck.plans[0];
+  ASSERT_TRUE(vp.adaptive);
+  EXPECT_DOUBLE_EQ(vp.adaptive->noise, 0.02);
+  EXPECT_EQ(vp.adaptive->min_reps, 7);
+  EXPECT_EQ(vp.adaptive->max_reps, 70);
+  EXPECT_DOUBLE_EQ(vp.adaptive->max_time_s, 0.5);
+  EXPECT_EQ(vp.reps, 7);
+  EXPECT_FALSE(deck.plans[1].adaptive);  // the table's reps
+  EXPECT_EQ(deck.plans[1].reps, 4);
+  ASSERT_TRUE(deck.plans[2].adaptive);  // the top level's, the rest defaults
+  EXPECT_EQ(deck.plans[2].adaptive->min_reps, portalab::AdaptiveReps{}.min_reps);
+  EXPECT_EQ(portalab::repetitions_text(deck.plans[1].reps, deck.plans[1].adaptive), "reps=4");
+  EXPECT_EQ(portalab::repetitions_text(vp.reps, vp.adaptive),
+            "noise=0.02 min_reps=7 max_reps=70 max_time_s=0.5");
+
+  const auto fixed = parse_deck("reps = 5\n[vector_poly]\n", "d.toml", catalog());
+  EXPECT_FALSE(fixed.plans[0].adaptive);
+  portalab::DeckOverrides o;
+  o.noise = 0.005;
+  const auto noise = parse_deck("reps = 5\n[vector_poly]\n", "d.toml", catalog(), o);
+  ASSERT_TRUE(noise.plans[0].adaptive);
+  EXPECT_DOUBLE_EQ(noise.plans[0].adaptive->noise, 0.005);
+}
+
+TEST(Deck, RepetitionKeysOutOfRangeOrBesideRepsAreRefused) {
+  auto message = [](const std::string& text, portalab::DeckOverrides o = {}) {
+    try {
+      parse_deck(text, "d.toml", catalog(), o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("[vector_poly]\nreps = 5\nnoise = 0.01\n")
+                .find("d.toml:3:9: [vector_poly] "
+                      "noise asks for repetitions"),
+            std::string::npos);
+  EXPECT_NE(message("reps = 5\nmax_reps = 9\n[vector_poly]\n").find("top-level max_reps asks"),
+            std::string::npos);
+  EXPECT_NE(message("noise = 0\n[vector_poly]\n").find("expects a number above 0"),
+            std::string::npos);
+  EXPECT_NE(message("noise = \"1%\"\n[vector_poly]\n").find("got a string"), std::string::npos);
+  EXPECT_NE(message("[vector_poly]\nmin_reps = 20\nmax_reps = 10\n")
+                .find("[vector_poly] max_reps = 10 is below [vector_poly] min_reps = 20"),
+            std::string::npos);
+  EXPECT_NE(message("[vector_poly]\nmax_time_s = -1\n").find("max_time_s expects a number above 0"),
+            std::string::npos);
+  portalab::DeckOverrides o;
+  o.noise = 2.0;
+  EXPECT_NE(message("[vector_poly]\n", o).find("--noise expects"), std::string::npos);
+}
+
 TEST(Deck, SizeRangesGrowByTheirFactor) {
   const auto deck = parse_deck("[vector_poly]\nsizes = { from = 1e3, to = 1e6, factor = 10 }\n",
                                "d.toml", catalog());

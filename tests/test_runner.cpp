@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -216,6 +217,81 @@ variants = ["fused"]
   EXPECT_EQ(failures[0]["experiment"], "test_wrong_answer");
   EXPECT_EQ(failures[1]["n"], 20);
   // The folder is left for results.schema to validate (tests/CMakeLists.txt).
+}
+
+// The stopping rule on known times: a fixed count; at least min_reps; the
+// median's interval within the target; else the budget, which makes a row
+// noisy.
+TEST(Runner, AdaptiveRepetitionsStopWhenTheMedianIsSteadyOrTheBudgetRunsOut) {
+  Entry fixed;
+  fixed.reps = 3;
+  std::string why;
+  EXPECT_TRUE(wants_another(fixed, {1.0, 1.0}, 100.0, why));
+  EXPECT_FALSE(wants_another(fixed, {1.0, 1.0, 1.0}, 0.0, why));
+  EXPECT_EQ(why, "reps");
+
+  Entry e;
+  e.adaptive = AdaptiveReps{.noise = 0.01, .min_reps = 6, .max_reps = 20, .max_time_s = 1.0};
+  const std::vector<double> steady(6, 2.0), five(5, 2.0);
+  why.clear();
+  EXPECT_TRUE(wants_another(e, five, 5.0, why));  // min_reps first, whatever the time
+  EXPECT_FALSE(wants_another(e, steady, 0.0, why));
+  EXPECT_EQ(why, "noise");
+  // Six times from 1 to 6 ms: the interval 1..6 about a median of 3.5.
+  const std::vector<double> spread{1, 2, 3, 4, 5, 6};
+  why.clear();
+  EXPECT_TRUE(wants_another(e, spread, 0.5, why));
+  EXPECT_EQ(why, "");
+  EXPECT_FALSE(wants_another(e, spread, 1.0, why));
+  EXPECT_EQ(why, "max_time");
+  std::vector<double> twenty;
+  for (int i = 0; i < 20; ++i) twenty.push_back(1.0 + i % 7);
+  EXPECT_FALSE(wants_another(e, twenty, 0.0, why));
+  EXPECT_EQ(why, "max_reps");
+}
+
+// A row records each repetition and how its count was chosen.
+TEST(Runner, ARowKeepsItsRepetitionsAndTheIntervalOfItsMedian) {
+  const Deck deck = parse_deck(R"(
+warmups = 0
+spaces = ["Serial"]
+copies = ["none"]
+[vector_poly]
+sizes = [1000]
+variants = ["fused"]
+reps = 3
+[stream_copy]
+sizes = [1000]
+variants = ["kernel"]
+min_reps = 6
+max_time_s = 1e-9
+)",
+                               "adaptive.toml", test_registry().catalog());
+  RunOptions options;
+  options.registry = &test_registry();
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  ASSERT_EQ(summary.results.size(), 2u);
+  const Result& fixed = summary.results[0];
+  EXPECT_EQ(fixed.reps, 3);
+  EXPECT_EQ(fixed.kernel_reps_ms.size(), 3u);
+  EXPECT_EQ(fixed.total_reps_ms.size(), 3u);
+  EXPECT_EQ(fixed.stopped_by, "reps");
+  EXPECT_EQ(fixed.noise_target, 0.0);
+  EXPECT_FALSE(std::isfinite(fixed.rel_ci95));  // 3 repetitions cannot bound a median
+  const Result& adaptive = summary.results[1];
+  // Its budget spent at once: it stops at min_reps, steady or noisy.
+  EXPECT_EQ(adaptive.reps, 6);
+  EXPECT_EQ(adaptive.kernel_reps_ms.size(), 6u);
+  EXPECT_TRUE(adaptive.stopped_by == "noise" || adaptive.stopped_by == "max_time")
+      << adaptive.stopped_by;
+  EXPECT_EQ(adaptive.noisy(), adaptive.stopped_by == "max_time");
+  EXPECT_DOUBLE_EQ(adaptive.noise_target, AdaptiveReps{}.noise);
+  EXPECT_LE(adaptive.median_ci_low_ms, adaptive.kernel.median);
+  EXPECT_GE(adaptive.median_ci_high_ms, adaptive.kernel.median);
+  EXPECT_TRUE(std::isfinite(adaptive.rel_ci95));
+  const auto row = to_json(adaptive);
+  EXPECT_EQ(row["repetitions"]["kernel_ms"].size(), 6u);
+  EXPECT_EQ(row["reps"], 6);
 }
 
 // An experiment's relate gets the rows of one case, every variant's, with

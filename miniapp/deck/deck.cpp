@@ -27,14 +27,16 @@
 namespace portalab {
 
 const std::vector<std::string>& experiment_keys() {
-  static const std::vector<std::string> keys{"sizes",  "dtypes", "variants", "spaces",
-                                             "copies", "reps",   "warmups",  "ranks"};
+  static const std::vector<std::string> keys{"sizes",  "dtypes",   "variants", "spaces",
+                                             "copies", "reps",     "warmups",  "ranks",
+                                             "noise",  "min_reps", "max_reps", "max_time_s"};
   return keys;
 }
 const std::vector<std::string>& global_keys() {
-  static const std::vector<std::string> keys{"dtypes",  "spaces",    "copies",       "reps",
-                                             "warmups", "calibrate", "profile_reps", "ranks",
-                                             "energy",  "watchdog_s"};
+  static const std::vector<std::string> keys{"dtypes",   "spaces",     "copies",       "reps",
+                                             "warmups",  "calibrate",  "profile_reps", "ranks",
+                                             "energy",   "watchdog_s", "noise",        "min_reps",
+                                             "max_reps", "max_time_s"};
   return keys;
 }
 
@@ -288,6 +290,35 @@ int integer(const toml::node& node, std::string_view context, int min,
   if (*v > max)
     fail(node, fmt::format("{} expects an integer from {} to {}; got {}", context, min, max, *v));
   return static_cast<int>(*v);
+}
+
+// A number (integer or float) in (above, at_most].
+double number_in(const toml::node& node, std::string_view context, double above, double at_most) {
+  double v = 0;
+  if (const auto i = node.value_exact<std::int64_t>())
+    v = static_cast<double>(*i);
+  else if (const auto f = node.value_exact<double>())
+    v = *f;
+  else
+    fail(node, fmt::format("{} expects a number above {} and at most {}; got {}", context, above,
+                           at_most, type_of(node)));
+  if (!(v > above && v <= at_most))
+    fail(node, fmt::format("{} expects a number above {} and at most {}; got {}", context, above,
+                           at_most, v));
+  return v;
+}
+
+// The keys of adaptive repetitions (AdaptiveReps), which a fixed `reps` excludes.
+constexpr const char* adaptive_keys[] = {"noise", "min_reps", "max_reps", "max_time_s"};
+// Repetitions past this are not kept: a row's times stay a bounded list.
+constexpr int max_kept_reps = 100000;
+
+// The first adaptive key of a table or of the top level, or nullptr.
+template <class Has>
+const char* first_adaptive_key(Has&& has) {
+  for (const char* k : adaptive_keys)
+    if (has(k)) return k;
+  return nullptr;
 }
 
 // An experiment's parameter: an integer within its bounds.
@@ -608,6 +639,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
            fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
     deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
   }
+  if (const char* k = first_adaptive_key([&](const char* key) { return globals.count(key); });
+      k && globals.count("reps"))
+    fail(*globals.at(k), fmt::format("top-level {} asks for repetitions until the median is "
+                                     "steady, and the top-level reps fixes their count: give one "
+                                     "or the other",
+                                     k));
   if (const auto g = globals.find("watchdog_s"); g != globals.end())
     deck.watchdog_s = integer(*g->second,
                               "watchdog_s (seconds a rank may wait at a barrier; 0: "
@@ -653,7 +690,36 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     plan.copies = lookup("copies")
                       ? copies(*lookup("copies"), context("copies"))
                       : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned, CopyMode::none};
-    if (const auto* n = lookup("reps")) plan.reps = integer(*n, context("reps"), 1);
+    // reps fixes the count; the adaptive keys ask for repetitions until the
+    // median is steady. A table's own choice wins over the top level's.
+    const char* own_adaptive = first_adaptive_key([&](const char* k) { return table->get(k); });
+    if (table->get("reps") && own_adaptive)
+      fail(*table->get(own_adaptive),
+           fmt::format("{} {} asks for repetitions until the median is steady, and its reps "
+                       "fixes their count: give one or the other",
+                       ctx, own_adaptive));
+    const bool fixed = table->get("reps") || (!own_adaptive && globals.count("reps"));
+    if (fixed) {
+      plan.reps = integer(*lookup("reps"), context("reps"), 1, max_kept_reps);
+    } else {
+      AdaptiveReps a;
+      if (const auto* n = lookup("noise"))
+        a.noise = number_in(*n, context("noise") + " (the 95% interval of the median, relative)",
+                            0.0, 0.5);
+      if (const auto* n = lookup("min_reps"))
+        a.min_reps = integer(*n, context("min_reps"), 1, max_kept_reps);
+      if (const auto* n = lookup("max_reps"))
+        a.max_reps = integer(*n, context("max_reps"), 1, max_kept_reps);
+      if (a.max_reps < a.min_reps)
+        fail(lookup("max_reps") ? *lookup("max_reps") : *lookup("min_reps"),
+             fmt::format("{} = {} is below {} = {}: the most repetitions cannot be fewer than "
+                         "the least",
+                         context("max_reps"), a.max_reps, context("min_reps"), a.min_reps));
+      if (const auto* n = lookup("max_time_s"))
+        a.max_time_s = number_in(*n, context("max_time_s"), 0.0, 86400.0);
+      plan.reps = a.min_reps;
+      plan.adaptive = a;
+    }
     if (const auto* n = lookup("warmups")) plan.warmups = integer(*n, context("warmups"), 0);
     if (const auto* n = lookup("ranks")) plan.ranks = ranks_list(*n, context("ranks"));
     plan.parameters = info.default_parameters();
@@ -666,7 +732,21 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
   // For a profiler: a few repetitions everywhere, whatever each table says.
   if (const auto g = globals.find("profile_reps"); g != globals.end()) {
     const int reps = integer(*g->second, "profile_reps", 1);
-    for (auto& plan : deck.plans) plan.reps = reps;
+    for (auto& plan : deck.plans) {
+      plan.reps = reps;
+      plan.adaptive.reset();
+    }
+  } else if (overrides.noise) {
+    if (!(*overrides.noise > 0.0 && *overrides.noise <= 0.5))
+      throw InputError(fmt::format(
+          "--noise expects a number above 0 and at most 0.5 (the 95% interval of the median, "
+          "relative); got {}",
+          *overrides.noise));
+    for (auto& plan : deck.plans) {
+      if (!plan.adaptive) plan.adaptive = AdaptiveReps{};
+      plan.adaptive->noise = *overrides.noise;
+      plan.reps = plan.adaptive->min_reps;
+    }
   }
   // A deck of no experiment table still checks the option.
   if (overrides.spaces) spaces_option(*overrides.spaces, catalog);
@@ -688,6 +768,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
     }
   }
   return deck;
+}
+
+std::string repetitions_text(int reps, const std::optional<AdaptiveReps>& adaptive) {
+  if (!adaptive) return fmt::format("reps={}", reps);
+  return fmt::format("noise={} min_reps={} max_reps={} max_time_s={}", adaptive->noise,
+                     adaptive->min_reps, adaptive->max_reps, adaptive->max_time_s);
 }
 
 std::vector<std::string> spaces_option(const std::vector<std::string>& given,

@@ -2,6 +2,7 @@
 // types, variants, spaces and copy modes, and how many repetitions.
 //
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
+//   noise = 0.01              # without reps: repeat until the kernel median is this steady
 //   calibrate = "quick"       # limits measured first: quick | full | none
 //   energy = "on"             # energy, clocks and power of every row: on | off
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
@@ -35,6 +36,17 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Repetitions until a row's kernel median is steady: until the 95%
+// confidence interval of the median (from order statistics) lies within
+// `noise` of it, never fewer than min_reps, and no more than max_reps or
+// max_time_s seconds of repetitions. A deck's `reps` fixes the count instead.
+struct AdaptiveReps {
+  double noise = 0.01;
+  int min_reps = 10;
+  int max_reps = 1000;
+  double max_time_s = 0.1;
+};
+
 struct ExperimentPlan {
   std::string experiment;
   std::vector<std::size_t> sizes;
@@ -42,7 +54,8 @@ struct ExperimentPlan {
   std::vector<std::string> variants;
   std::vector<std::string> spaces;  // Kokkos' spelling, in the catalog's order
   std::vector<CopyMode> copies;
-  int reps = 10;
+  int reps = 10;                         // the count where adaptive is empty; else min_reps
+  std::optional<AdaptiveReps> adaptive;  // empty: exactly `reps`
   int warmups = 2;
   std::vector<int> ranks;  // ascending; empty: all the ranks of the run
   Parameters parameters;   // the experiment's own settings, defaults filled in
@@ -62,7 +75,13 @@ struct Deck {
 struct DeckOverrides {
   std::vector<std::string> set;                    // "experiment.key=value" or "key=value"
   std::optional<std::vector<std::string>> spaces;  // --spaces: replaces every plan's
+  // --noise: every plan repeats until this steady, a fixed reps included.
+  std::optional<double> noise;
 };
+
+// The repetitions of a plan as a deck would say them: "reps=10", or
+// "noise=0.01 min_reps=10 max_reps=1000 max_time_s=0.1".
+std::string repetitions_text(int reps, const std::optional<AdaptiveReps>& adaptive);
 
 // The keys an experiment table accepts, and those accepted at the top level.
 const std::vector<std::string>& experiment_keys();

@@ -1,5 +1,7 @@
 #include "engine/combine.hpp"
 
+#include "support/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,6 +36,15 @@ Status status_named(const std::string& name) {
 }  // namespace
 
 void finish_row(Result& r, Samples& s, double in_bytes, double out_bytes) {
+  r.reps = static_cast<int>(s.kernel.size());
+  r.kernel_reps_ms = s.kernel;
+  r.total_reps_ms = s.total;
+  if (!s.kernel.empty()) {
+    const stats::MedianInterval ci = stats::median_interval(s.kernel);
+    r.median_ci_low_ms = ci.low;
+    r.median_ci_high_ms = ci.high;
+    r.rel_ci95 = stats::relative_halfwidth(ci);
+  }
   r.h2d = summarize(s.h2d);
   r.kernel = summarize(s.kernel);
   r.d2h = summarize(s.d2h);

@@ -61,7 +61,12 @@ EntryEstimate estimate_entry(const EntryWork& entry, const SpaceLimits& space,
   if (entry.d2h_bytes > 0)
     e.copies_ms += ms_at(entry.d2h_bytes, space.transfer_gbps("d2h_" + copies)) + launch_ms;
 
-  e.timed_ms = (e.kernel_ms + e.copies_ms) * entry.repetitions;
+  double repetitions = entry.repetitions;
+  if (const auto& a = entry.adaptive; a && e.kernel_ms + e.copies_ms > 0) {
+    const double in_budget = a->max_time_s * 1e3 / (e.kernel_ms + e.copies_ms);
+    repetitions += std::clamp(in_budget, double(a->min_reps), double(a->max_reps)) - a->min_reps;
+  }
+  e.timed_ms = (e.kernel_ms + e.copies_ms) * repetitions;
 
   // Setup: the arrays allocated and first touched, the inputs filled, where
   // they are created (the space itself, or host mirrors filled on the host).

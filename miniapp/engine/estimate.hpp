@@ -7,6 +7,7 @@
 
 #include "deck/catalog.hpp"
 #include "deck/copy_mode.hpp"
+#include "deck/deck.hpp"
 #include "experiment/experiment.hpp"
 
 #include <string>
@@ -24,9 +25,12 @@ struct EntryWork {
   std::string dtype;                 // the gemm rate of this type bounds the FLOPs
   Bound bound = Bound::memory;       // the experiment's
   int repetitions = 1;               // reps + warmups + 1 cold call
-  double footprint_bytes = 0.0;      // the case's arrays (its host mirrors too, off a host space)
-  bool host_space = true;            // inputs filled and checked where they live
-  bool pays_setup = true;            // the case's first variant: allocation and filling are its
+  // Repetitions until the median is steady: at most as many more as
+  // max_time_s or max_reps allows (the estimate takes the most).
+  std::optional<AdaptiveReps> adaptive;
+  double footprint_bytes = 0.0;  // the case's arrays (its host mirrors too, off a host space)
+  bool host_space = true;        // inputs filled and checked where they live
+  bool pays_setup = true;        // the case's first variant: allocation and filling are its
 };
 
 // The estimate and its parts, in ms.

@@ -63,6 +63,7 @@ std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_
                         plan.parameters,
                         case_id};
                 e.ranks = k;
+                e.adaptive = plan.adaptive;
                 entries.push_back(std::move(e));
               }
               ++case_id;
@@ -76,8 +77,8 @@ std::vector<std::string> entry_lines(const std::vector<Entry>& entries) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
-    std::string line = fmt::format("entry {}: {} reps={} warmups={}", i + 1, e.describe(), e.reps,
-                                   e.warmups);
+    std::string line = fmt::format("entry {}: {} {} warmups={}", i + 1, e.describe(),
+                                   repetitions_text(e.reps, e.adaptive), e.warmups);
     for (const auto& [key, value] : e.parameters) line += fmt::format(" {}={}", key, value);
     lines.push_back(std::move(line));
   }

@@ -5,6 +5,7 @@
 #include "deck/deck.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,11 @@ struct Entry {
   std::string space, dtype;
   std::size_t n = 0;
   CopyMode copies = CopyMode::pageable;
-  int reps = 0, warmups = 0;
+  int reps = 0, warmups = 0;  // reps: the count, or adaptive's min_reps
   Parameters parameters;
   std::size_t case_id = 0;  // equal for the entries of one case
   int ranks = 1;            // how many ranks run it together: the first `ranks` of the run
+  std::optional<AdaptiveReps> adaptive;  // empty: exactly `reps` repetitions
 
   // What the experiment is given: its parameters and "ranks".
   Parameters case_parameters() const;

@@ -10,12 +10,14 @@
 #include "platform/profiling.hpp"
 #include "platform/spaces.hpp"
 #include "platform/timing.hpp"
+#include "support/stats.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/watchdog.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <set>
@@ -74,24 +76,25 @@ Rep repetition(Case& c, std::size_t variant, const kernels::HostPolicy& policy, 
 class Lockstep {
  public:
   explicit Lockstep(const Comm& world) : m_world(world) {}
-  // Before a step: false once any rank has failed; Interrupted on every rank
-  // once any has a signal.
-  bool gate() {
+  // Before a step: false once any rank has failed, or where no rank wants
+  // another (`more`: this rank's wish); Interrupted on every rank once any
+  // has a signal.
+  bool gate(bool more = true) {
     if (m_stopped) return false;
-    const GateState g = m_world.gate(m_error.empty(), interrupt_signal());
+    const GateState g = m_world.gate(m_error.empty(), interrupt_signal(), more);
     if (watchdog) watchdog->beat();
     if (g.signal != 0) throw Interrupted(g.signal);
     if (!g.all_ok) {
       m_stopped = true;
       m_first_failed = g.first_failed;
     }
-    return !m_stopped;
+    return !m_stopped && g.any_more;
   }
   // Runs one step after its gate; its failure is kept, to be shared at the
   // next gate. False when the step was not run or failed.
   template <class F>
-  bool step(F&& f) {
-    if (!gate()) return false;
+  bool step(F&& f, bool more = true) {
+    if (!gate(more)) return false;
     try {
       f();
     } catch (const Interrupted&) {
@@ -183,29 +186,39 @@ Samples measure(Case* c, const Entry& e, const kernels::HostPolicy& policy, Resu
   if (meters && c) energy.emplace(*meters, !is_host_space(r.space));
   profiler_start();  // nsys --capture-range=cudaProfilerApi records these alone
   try {
-    for (int i = 0; i < r.reps; ++i)
-      if (!lock.step([&] {
-            if (!c) return;
-            if (i == 1 && Fault::get().here("early"))
-              throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            const Rep t = repetition(*c, e.variant, policy, copies, range,
-                                     energy ? &*energy : nullptr);
-            // As a fence reports a device's failure: after the repetition.
-            if (i == 1 && Fault::get().here("throw"))
-              throw std::runtime_error(fmt::format("fault injected on rank {}", world().rank()));
-            s.h2d.push_back(t.h2d);
-            s.kernel.push_back(t.kernel);
-            s.d2h.push_back(t.d2h);
-            s.total.push_back(t.total());
-            s.timed_by = t.call.timed_by;
-            for (const auto& [name, value] : t.call.metrics) {
-              auto it = std::find_if(s.metrics.begin(), s.metrics.end(),
-                                     [&](const auto& m) { return m.first == name; });
-              if (it == s.metrics.end()) it = s.metrics.insert(s.metrics.end(), {name, {}});
-              it->second.push_back(value);
-            }
-          }))
+    const auto first = std::chrono::steady_clock::now();
+    for (int i = 0;; ++i) {
+      // Every rank passes the gate; a rank outside the group wants nothing.
+      const double elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+      const bool more = c && wants_another(e, s.kernel, elapsed_s, r.stopped_by);
+      if (!lock.step(
+              [&] {
+                if (!c) return;
+                if (i == 1 && Fault::get().here("early"))
+                  throw std::runtime_error(
+                      fmt::format("fault injected on rank {}", world().rank()));
+                const Rep t = repetition(*c, e.variant, policy, copies, range,
+                                         energy ? &*energy : nullptr);
+                // As a fence reports a device's failure: after the repetition.
+                if (i == 1 && Fault::get().here("throw"))
+                  throw std::runtime_error(
+                      fmt::format("fault injected on rank {}", world().rank()));
+                s.h2d.push_back(t.h2d);
+                s.kernel.push_back(t.kernel);
+                s.d2h.push_back(t.d2h);
+                s.total.push_back(t.total());
+                s.timed_by = t.call.timed_by;
+                for (const auto& [name, value] : t.call.metrics) {
+                  auto it = std::find_if(s.metrics.begin(), s.metrics.end(),
+                                         [&](const auto& m) { return m.first == name; });
+                  if (it == s.metrics.end()) it = s.metrics.insert(s.metrics.end(), {name, {}});
+                  it->second.push_back(value);
+                }
+              },
+              more))
         break;
+    }
   } catch (...) {
     profiler_stop();
     throw;
@@ -247,6 +260,7 @@ Result row_of(const Entry& e) {
   r.parameters = e.parameters;
   r.copies = e.copies;
   r.reps = e.reps;
+  r.noise_target = e.adaptive ? e.adaptive->noise : 0.0;
   r.warmups = e.warmups;
   r.ranks = e.ranks;
   const Work w = e.experiment->work(e.dtype, e.n, e.variant, e.case_parameters());
@@ -365,6 +379,30 @@ Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options) {
   // The values themselves, as the lab prints them (array_ops).
   if (options.tables && c) r.shown = c->show(e.variant);
   return r;
+}
+
+bool wants_another(const Entry& e, const std::vector<double>& kernel_ms, double elapsed_s,
+                   std::string& stopped_by) {
+  const int done = static_cast<int>(kernel_ms.size());
+  if (!e.adaptive) {
+    stopped_by = "reps";
+    return done < e.reps;
+  }
+  const AdaptiveReps& a = *e.adaptive;
+  if (done < a.min_reps) return true;
+  if (stats::relative_halfwidth(stats::median_interval(kernel_ms)) <= a.noise) {
+    stopped_by = "noise";
+    return false;
+  }
+  if (done >= a.max_reps) {
+    stopped_by = "max_reps";
+    return false;
+  }
+  if (elapsed_s >= a.max_time_s) {
+    stopped_by = "max_time";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace portalab

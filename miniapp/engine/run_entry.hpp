@@ -50,6 +50,14 @@ class CaseSlot {
 // repetitions (each fenced), the check. Throws Interrupted at a safe point.
 Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
 
+// Whether a rank wants another timed repetition of e, having timed kernel_ms
+// over elapsed_s: a fixed count until it is reached; adaptive ones until the
+// kernel median is steady (its 95% interval within the noise target), at
+// least min_reps, no more than max_reps or max_time_s. When it wants none,
+// stopped_by says why: "reps", "noise", "max_reps" or "max_time".
+bool wants_another(const Entry& e, const std::vector<double>& kernel_ms, double elapsed_s,
+                   std::string& stopped_by);
+
 // run_deck's, with several ranks: each gate passed is progress.
 extern Watchdog* watchdog;
 

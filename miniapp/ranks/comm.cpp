@@ -134,17 +134,18 @@ bool Comm::uses_mpi() const {
 #endif
 }
 
-GateState Comm::gate(bool ok, int signal) const {
-  GateState s{ok, signal, ok ? -1 : m_rank};
+GateState Comm::gate(bool ok, int signal, bool more) const {
+  GateState s{ok, signal, ok ? -1 : m_rank, more};
 #if defined(PORTALAB_HAVE_MPI)
   if (!uses_mpi()) return s;
-  // One allreduce: MAX of the signals, MIN of the first failed rank (size()
-  // standing for none), so every rank learns the same three things.
-  int in[2] = {signal, ok ? m_size : m_rank};
-  int sig = 0, failed = 0;
-  check(MPI_Allreduce(&in[0], &sig, 1, MPI_INT, MPI_MAX, m_impl->comm), "MPI_Allreduce (gate)");
-  check(MPI_Allreduce(&in[1], &failed, 1, MPI_INT, MPI_MIN, m_impl->comm), "MPI_Allreduce (gate)");
-  s.signal = sig;
+  // Two allreduces: MAX of the signals and of `more`, MIN of the first
+  // failed rank (size() standing for none), so every rank learns the same.
+  int in[3] = {signal, more ? 1 : 0, ok ? m_size : m_rank};
+  int out[2] = {0, 0}, failed = 0;
+  check(MPI_Allreduce(&in[0], out, 2, MPI_INT, MPI_MAX, m_impl->comm), "MPI_Allreduce (gate)");
+  check(MPI_Allreduce(&in[2], &failed, 1, MPI_INT, MPI_MIN, m_impl->comm), "MPI_Allreduce (gate)");
+  s.signal = out[0];
+  s.any_more = out[1] != 0;
   s.all_ok = failed == m_size;
   s.first_failed = s.all_ok ? -1 : failed;
 #endif

@@ -35,12 +35,13 @@ constexpr Datatype datatype_of() {
     return Datatype::int64;
 }
 
-// What every rank of a gate brought: whether all could go on, and the signal
-// any of them received (0: none).
+// What every rank of a gate brought: whether all could go on, the signal
+// any of them received (0: none), and whether any wants another step.
 struct GateState {
   bool all_ok = true;
   int signal = 0;
   int first_failed = -1;  // the lowest rank that could not go on
+  bool any_more = true;
 };
 
 class Comm;
@@ -64,8 +65,9 @@ class Comm {
   // ---- Lockstep (the world's) ----
   // Every rank's state in, the group's out: the barrier before each
   // repetition, which also carries failures and signals so that every rank
-  // leaves an entry at the same point.
-  GateState gate(bool ok, int signal) const;
+  // leaves an entry at the same point. `more`: this rank wants another step
+  // (repetitions until the median is steady end where no rank wants one).
+  GateState gate(bool ok, int signal, bool more = true) const;
   // rank 0 gets every rank's text, in rank order; the others get {}.
   std::vector<std::string> gather(const std::string& mine) const;
   // rank 0's text, on every rank.

@@ -303,6 +303,34 @@ std::vector<Field> make_fields() {
        4},
       {"reps", both_files, [](const Result& r) -> Value { return std::int64_t{r.reps}; }},
       {"warmups", both_files, [](const Result& r) -> Value { return std::int64_t{r.warmups}; }},
+      // How steady the kernel median is, and how the count was chosen.
+      {"median_ci_low_ms", both_files,
+       [](const Result& r) { return r.reps > 0 ? Value(r.median_ci_low_ms) : Value(); }},
+      {"median_ci_high_ms", both_files,
+       [](const Result& r) { return r.reps > 0 ? Value(r.median_ci_high_ms) : Value(); }},
+      {"rel_ci95",
+       both_files,
+       [](const Result& r) {
+         return r.reps > 0 && std::isfinite(r.rel_ci95) ? Value(r.rel_ci95) : Value();
+       },
+       {"ci95", 11,
+        [](const Result& r) {
+          if (r.reps == 0) return fmt::format("{:>11}", "-");
+          const std::string ci = std::isfinite(r.rel_ci95)
+                                     ? fmt::format("{:.1f}%", 100 * r.rel_ci95)
+                                     : "-";
+          return fmt::format("{:>11}", r.noisy() ? "NOISY " + ci : ci);
+        }},
+       17},
+      {"noise_target", both_files,
+       [](const Result& r) { return positive_or_none(r.noise_target); }},
+      {"stopped_by", both_files,
+       [](const Result& r) { return r.stopped_by.empty() ? Value() : Value(r.stopped_by); }},
+      {"noisy", both_files, [](const Result& r) -> Value { return r.noisy(); }},
+      {"repetitions", json_file,
+       [](const Result& r) -> Value {
+         return nlohmann::json{{"kernel_ms", r.kernel_reps_ms}, {"total_ms", r.total_reps_ms}};
+       }},
       // Phase medians; the console shows a host space's no-op copies as 0*.
       {"h2d_ms",
        both_files,

@@ -90,9 +90,23 @@ struct Result {
   std::size_t n = 0;
   Parameters parameters;  // the experiment's own settings
   CopyMode copies = CopyMode::pageable;
-  int reps = 0, warmups = 0;
+  int reps = 0, warmups = 0;  // reps: the timed repetitions run
   Status status = Status::error;
-  PhaseStats h2d, kernel, d2h, total;     // total: of h2d + kernel + d2h per repetition
+  PhaseStats h2d, kernel, d2h, total;  // total: of h2d + kernel + d2h per repetition
+  // Each timed repetition's kernel phase and total, in the order run: what a
+  // test of a difference between two runs compares (compare).
+  std::vector<double> kernel_reps_ms, total_reps_ms;
+  // The 95% confidence interval of the kernel median from order statistics,
+  // and its larger half over the median (infinite where fewer than 6
+  // repetitions cannot bound it: support/stats.hpp).
+  double median_ci_low_ms = 0.0, median_ci_high_ms = 0.0;
+  double rel_ci95 = 0.0;
+  // Repetitions until steady: the target rel_ci95 (0: a fixed count), and
+  // why they stopped: "reps" (the fixed count), "noise" (the target met),
+  // "max_reps" or "max_time" (the budget ran out first: the row is noisy).
+  double noise_target = 0.0;
+  std::string stopped_by;
+  bool noisy() const { return stopped_by == "max_reps" || stopped_by == "max_time"; }
   double cold_ms = 0.0;                   // the entry's first call, before any warm-up
   bool first_in_process = false;          // ... and the first of this kernel in the process
   bool copies_alias = false;              // host space: the mirror is the data, copies are 0

@@ -6,11 +6,12 @@
 // of; files without the field are version 1 (numbers as text). 3 added each
 // row's path; 4 named each speedup by what it is against (a row's
 // speedup_over_baseline, the summary's speedup_over_host, copy_overlap's
-// speedup_over_serial); the scripts and the store read versions 2 to 4.
+// speedup_over_serial); 5 kept each row's repetitions and the interval of
+// its median; the scripts and the store read versions 2 to 5.
 #pragma once
 
 namespace portalab {
 
-constexpr int schema_version = 4;
+constexpr int schema_version = 5;
 
 }  // namespace portalab

@@ -12,7 +12,7 @@ from portalab.files import ResultsError
 # rows' path (read as None: unknown); versions 2 and 3 name the speedups
 # otherwise (RENAMED_IN_VERSION_4, read under version 4's names). Files
 # without schema_version are version 1, whose numbers were text.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 OLDEST_VERSION = 2

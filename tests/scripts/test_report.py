@@ -301,6 +301,14 @@ class PageLogicTest(unittest.TestCase):
         self.assertEqual(cells[("Cuda", "pageable")][14], "sw_power_cap")
         noise = json.dumps(self.noise.noise_section([("r", doc, rows)], rows))
         self.assertIn("1 row THROTTLED", noise)
+        self.assertNotIn("NOISY", noise)
+        # A row whose budget ran out is listed with its interval and target.
+        rows[0].update(noisy=True, reps=40, rel_ci95=0.034, noise_target=0.01,
+                       stopped_by="max_time")
+        noise = self.noise.noise_section([("r", doc, rows)], rows)
+        self.assertIn("1 row NOISY", json.dumps(noise))
+        table = next(b for b in noise["blocks"] if b.get("caption") == "NOISY rows")
+        self.assertEqual(table["rows"][0][6:], ["40", "3.4%", "1.0%", "max_time"])
 
 
 class BadInputTest(unittest.TestCase):

@@ -1,5 +1,6 @@
-"""Noise: UNSTEADY calibrated limits, THROTTLED rows and rows whose
-repetitions spread wider than their median."""
+"""Noise: UNSTEADY calibrated limits, THROTTLED rows, NOISY rows (their
+budget of repetitions ran out before their median was steady) and rows
+whose repetitions spread wider than their median."""
 from portalab.report.blocks import count, num, section, size, table, text, warning
 from portalab.report.rows import measured
 
@@ -28,6 +29,17 @@ def wide_rows(rows):
             and r["total_max_ms"] - r["total_min_ms"] > WIDE_SPREAD * r["total_ms"]]
 
 
+def noisy_rows(rows):
+    """Rows whose repetitions stopped at their budget (max_reps or
+    max_time_s) before their median's interval was within their noise
+    target (portalab sets `noisy`; files before version 5 have none)."""
+    return [r for r in rows if measured(r) and r.get("noisy") is True]
+
+
+def percent(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
 def throttled_rows(rows):
     """Rows whose GPU clocks were held down (power cap, thermal, hardware
     slowdown) during their timed repetitions."""
@@ -46,6 +58,19 @@ def noise_section(runs, rows):
                             [[r["experiment"], r["variant"], r["space"], r["dtype"], size(r["n"]),
                               r["copies"], ", ".join(r["energy"].get("clock_event_reasons", []))]
                              for r in throttled], "THROTTLED rows"))
+    noisy = noisy_rows(rows)
+    if noisy:
+        blocks.append(warning(f"{count(len(noisy), 'row')} NOISY: their budget of repetitions "
+                              f"ran out before the 95% interval of their median was within "
+                              f"their noise target; a comparison with them needs a larger "
+                              f"difference to tell. Give them more time (max_time_s) or a "
+                              f"quieter machine."))
+        blocks.append(table(["experiment", "variant", "space", "type", "n", "copies", "reps",
+                             "rel_ci95", "target", "stopped by"],
+                            [[r["experiment"], r["variant"], r["space"], r["dtype"], size(r["n"]),
+                              r["copies"], str(r.get("reps")), percent(r.get("rel_ci95")),
+                              percent(r.get("noise_target")), str(r.get("stopped_by"))]
+                             for r in noisy], "NOISY rows"))
     unsteady = unsteady_limits(runs)
     if unsteady:
         blocks.append(warning(f"{count(len(unsteady), 'calibrated limit')} UNSTEADY (the slowest "
@@ -66,6 +91,6 @@ def noise_section(runs, rows):
                               num(r["total_max_ms"])] for r in wide],
                             "Rows whose repetitions spread wider than their median"))
     if not blocks:
-        blocks.append(text("No calibrated limit was unsteady, no row was throttled and no row's "
-                           "repetitions spread wider than its median."))
+        blocks.append(text("No calibrated limit was unsteady, no row was throttled or noisy and "
+                           "no row's repetitions spread wider than its median."))
     return section("noise", "Noise", *blocks)
