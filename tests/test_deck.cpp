@@ -92,6 +92,12 @@ reps = 4
   const auto noise = parse_deck("reps = 5\n[vector_poly]\n", "d.toml", catalog(), o);
   ASSERT_TRUE(noise.plans[0].adaptive);
   EXPECT_DOUBLE_EQ(noise.plans[0].adaptive->noise, 0.005);
+  // --set reps=2 on a deck that repeats until steady: the command line wins.
+  portalab::DeckOverrides quick;
+  quick.set = {"reps=2"};
+  const auto two = parse_deck("noise = 0.02\n[vector_poly]\n", "d.toml", catalog(), quick);
+  EXPECT_FALSE(two.plans[0].adaptive);
+  EXPECT_EQ(two.plans[0].reps, 2);
 }
 
 TEST(Deck, RepetitionKeysOutOfRangeOrBesideRepsAreRefused) {
@@ -253,7 +259,9 @@ const BadDeck bad_decks[] = {
     {"not_utf8", "[vector_poly]\n# \xff\xfe\n", "bad.toml:2:", "invalid TOML"},
     // 2^32 reps used to be stored in an int as 0 reps.
     {"reps_beyond_int", "[vector_poly]\nreps = 4294967296\n", "bad.toml:2:8",
-     "integer from 1 to 2147483647"},
+     "integer from 1 to 100000"},
+    {"max_reps_beyond_kept", "[vector_poly]\nmax_reps = 100001\n", "bad.toml:2:12",
+     "integer from 1 to 100000"},
     {"warmups_beyond_int", "warmups = 2147483648\n[vector_poly]\n", "bad.toml:1:11",
      "integer from 0 to 2147483647"},
     // U+03CB where whitespace may come: toml++ 3.3 reaches __builtin_unreachable
@@ -559,7 +567,8 @@ TEST(Suggest, TheNearestNameOfASlipOrAnAbbreviation) {
   EXPECT_EQ(portalab::did_you_mean("lst", commands), "; did you mean 'list'?");
   EXPECT_EQ(error_of("[vector_poly]\nsize = 3\n"),
             "d.toml:2:1: unknown key 'size' in [vector_poly]; expected one of [sizes, dtypes, "
-            "variants, spaces, copies, reps, warmups, ranks]; did you mean 'sizes'?");
+            "variants, spaces, copies, reps, warmups, ranks, noise, min_reps, max_reps, "
+            "max_time_s]; did you mean 'sizes'?");
 }
 
 TEST(Shown, ControlBytesAreQuotedAndLongTextCut) {

@@ -237,7 +237,7 @@ TEST(Runner, AdaptiveRepetitionsStopWhenTheMedianIsSteadyOrTheBudgetRunsOut) {
   EXPECT_TRUE(wants_another(e, five, 5.0, why));  // min_reps first, whatever the time
   EXPECT_FALSE(wants_another(e, steady, 0.0, why));
   EXPECT_EQ(why, "noise");
-  // Six times from 1 to 6 ms: the interval 1..6 about a median of 3.5.
+  // Six made-up times (not measured): the interval 1..6 about a median of 3.5.
   const std::vector<double> spread{1, 2, 3, 4, 5, 6};
   why.clear();
   EXPECT_TRUE(wants_another(e, spread, 0.5, why));

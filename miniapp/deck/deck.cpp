@@ -313,12 +313,10 @@ constexpr const char* adaptive_keys[] = {"noise", "min_reps", "max_reps", "max_t
 // Repetitions past this are not kept: a row's times stay a bounded list.
 constexpr int max_kept_reps = 100000;
 
-// The first adaptive key of a table or of the top level, or nullptr.
-template <class Has>
-const char* first_adaptive_key(Has&& has) {
-  for (const char* k : adaptive_keys)
-    if (has(k)) return k;
-  return nullptr;
+// A value of --set, not of the deck's text (where() names it so).
+bool from_set(const toml::node& node) {
+  const auto& path = node.source().path;
+  return path && path->rfind("--set", 0) == 0;
 }
 
 // An experiment's parameter: an integer within its bounds.
@@ -639,12 +637,6 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
            fmt::format("energy expects \"on\" or \"off\"; got {}", type_of(*g->second)));
     deck.energy = strings(*g->second, "energy", {"on", "off"}).front() == "on";
   }
-  if (const char* k = first_adaptive_key([&](const char* key) { return globals.count(key); });
-      k && globals.count("reps"))
-    fail(*globals.at(k), fmt::format("top-level {} asks for repetitions until the median is "
-                                     "steady, and the top-level reps fixes their count: give one "
-                                     "or the other",
-                                     k));
   if (const auto g = globals.find("watchdog_s"); g != globals.end())
     deck.watchdog_s = integer(*g->second,
                               "watchdog_s (seconds a rank may wait at a barrier; 0: "
@@ -691,14 +683,24 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                       ? copies(*lookup("copies"), context("copies"))
                       : std::vector<CopyMode>{CopyMode::pageable, CopyMode::pinned, CopyMode::none};
     // reps fixes the count; the adaptive keys ask for repetitions until the
-    // median is steady. A table's own choice wins over the top level's.
-    const char* own_adaptive = first_adaptive_key([&](const char* k) { return table->get(k); });
-    if (table->get("reps") && own_adaptive)
-      fail(*table->get(own_adaptive),
-           fmt::format("{} {} asks for repetitions until the median is steady, and its reps "
-                       "fixes their count: give one or the other",
-                       ctx, own_adaptive));
-    const bool fixed = table->get("reps") || (!own_adaptive && globals.count("reps"));
+    // median is steady. The command line's choice wins over the deck's, and
+    // a table's over the top level's; both at one level of the deck are
+    // refused.
+    auto strength = [&](const char* key) {
+      if (const auto* n = table->get(key)) return 2 * from_set(*n) + 2;
+      const auto g = globals.find(key);
+      return g == globals.end() ? 0 : 2 * from_set(*g->second) + 1;
+    };
+    int adaptive_strength = 0;
+    const char* adaptive_key = nullptr;
+    for (const char* k : adaptive_keys)
+      if (strength(k) > adaptive_strength) adaptive_strength = strength(k), adaptive_key = k;
+    if (adaptive_strength > 0 && adaptive_strength == strength("reps"))
+      fail(*lookup(adaptive_key),
+           fmt::format("{} asks for repetitions until the median is steady, and {} fixes their "
+                       "count: give one or the other",
+                       context(adaptive_key), context("reps")));
+    const bool fixed = strength("reps") > adaptive_strength;
     if (fixed) {
       plan.reps = integer(*lookup("reps"), context("reps"), 1, max_kept_reps);
     } else {

@@ -682,11 +682,15 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     const Result& first = *rows.front();
     const std::string parameters = to_string(first.parameters, first.experiment);
     const int ranks = std::get<2>(key);
-    out +=
-        fmt::format("\n{}  {}  n={}{}{}  ({} reps after {} warm-ups; times in ms, median ± std)\n",
-                    experiment, std::get<0>(key), std::get<1>(key),
-                    ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),
-                    parameters.empty() ? "" : "  " + parameters, first.reps, first.warmups);
+    // A fixed count, or repetitions until the median is steady (each row's own).
+    const std::string reps =
+        first.noise_target > 0 ? fmt::format("reps until the median's 95% interval is within {:g}%",
+                                             100 * first.noise_target)
+                               : fmt::format("{} reps", first.reps);
+    out += fmt::format("\n{}  {}  n={}{}{}  ({} after {} warm-ups; times in ms, median ± std)\n",
+                       experiment, std::get<0>(key), std::get<1>(key),
+                       ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),
+                       parameters.empty() ? "" : "  " + parameters, reps, first.warmups);
     // Nothing measured: who (space, variant, library, threads, copies), then why.
     auto shown = [](const Result* r) {
       const bool measured = r->status == Status::pass || r->status == Status::fail;

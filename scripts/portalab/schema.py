@@ -249,7 +249,8 @@ def first_problem(doc, kind="results", part=None, at=""):
 def csv_columns():
     """results.csv's columns, as the schema's row names them: a column per
     property of a row, but the limit as limit_<field>, the stats as
-    <phase>_<stat> (the medians are the row's <phase>_ms), per_rank left out;
+    <phase>_<stat> (the medians are the row's <phase>_ms), per_rank and
+    repetitions left out;
     parameters and metrics are their objects as JSON text, the energy the
     row's own side's figures ($defs/energy_columns)."""
     results = schemas()["results"]["$defs"]
@@ -262,7 +263,7 @@ def csv_columns():
             columns += [f"limit_{field}" for field in results["limit"]["properties"]]
         elif name == "energy":
             columns += list(results["energy_columns"]["properties"])
-        elif name != "per_rank":
+        elif name not in ("per_rank", "repetitions"):
             columns.append(name)
     return columns
 

@@ -706,7 +706,7 @@ class ValidateTest(Base):
 
     def test_every_reader_names_the_version_of_another_file(self):
         old = self.broken("v1", lambda doc: doc.pop("schema_version"))
-        new = self.broken("v5", lambda doc: doc.update(schema_version=5))
+        new = self.broken("v6", lambda doc: doc.update(schema_version=6))
         plots = os.path.join(self.tmp, "plots")
         for name, *args in (("collect.py", old), ("compare.py", old, new), ("plot.py", old, "--out", plots),
                             ("roofline.py", old, "--out", plots), ("pct_of_limit.py", old),
@@ -719,7 +719,7 @@ class ValidateTest(Base):
             self.assertIn(f"{old}: a results file of schema_version 1, written before", err)
         rc, _, err = script("collect.py", new)
         self.assertEqual(rc, 2, err)
-        self.assertIn(f"{new}: a results file of schema_version 5, these scripts read versions 2 to 4",
+        self.assertIn(f"{new}: a results file of schema_version 6, these scripts read versions 2 to 5",
                       err)
 
     def test_a_missing_path_exits_2(self):
