@@ -1,5 +1,7 @@
 #include "store/verdict.hpp"
 
+#include "support/stats.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -105,6 +107,46 @@ std::pair<std::string, std::optional<double>> classify(const Measure& base, cons
     if (std::abs(std::log(n / b)) <= sigmas * spread) return {"same", change};
   }
   return {verdict, change};
+}
+
+std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pairs, double alpha,
+                                            double tolerance) {
+  std::vector<TestedVerdict> out(pairs.size());
+  std::vector<std::size_t> tested;
+  std::vector<double> ps;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const RepeatedPair& pair = pairs[i];
+    TestedVerdict& v = out[i];
+    if (pair.base_check == "PASS" && pair.now_check != "PASS") {
+      v.verdict = "broken";
+      continue;
+    }
+    if (pair.base_check != "PASS" || pair.now_check != "PASS") {
+      v.verdict = lower(pair.now_check);
+      continue;
+    }
+    auto finite = [](const std::vector<double>& xs) {
+      return !xs.empty() &&
+             std::all_of(xs.begin(), xs.end(), [](double x) { return std::isfinite(x); });
+    };
+    if (!finite(pair.base_ms) || !finite(pair.now_ms)) {
+      v.verdict = "untested";
+      continue;
+    }
+    const double b = median_of(pair.base_ms), n = median_of(pair.now_ms);
+    if (b > 0 && std::isfinite((n - b) / b)) v.change = (n - b) / b;
+    v.p = stats::mann_whitney(pair.base_ms, pair.now_ms).p;
+    tested.push_back(i);
+    ps.push_back(*v.p);
+  }
+  const std::vector<double> adjusted = stats::holm(ps);
+  for (std::size_t k = 0; k < tested.size(); ++k) {
+    TestedVerdict& v = out[tested[k]];
+    v.p_adjusted = adjusted[k];
+    const bool differs = v.change && std::abs(*v.change) > tolerance;
+    v.verdict = adjusted[k] <= alpha && differs ? (*v.change > 0 ? "slower" : "faster") : "same";
+  }
+  return out;
 }
 
 }  // namespace portalab::store

@@ -55,4 +55,32 @@ std::pair<std::string, std::optional<double>> classify(const Measure& base, cons
                                                        std::optional<double> noise_sigma,
                                                        double sigmas = default_sigmas);
 
+// ---- Verdicts by a test (issue 57): the rule for rows that kept their
+// repetitions (results schema 5). ----
+constexpr double default_alpha = 0.01;      // the family-wise error rate, after Holm
+constexpr double default_tolerance = 0.03;  // a change of the median smaller is no change
+
+// One entry of both runs: each side's check and per-repetition times.
+struct RepeatedPair {
+  std::string base_check, now_check;
+  std::vector<double> base_ms, now_ms;
+};
+
+struct TestedVerdict {
+  // "faster", "slower", "same", "broken", the new check in lower case, or
+  // "untested" where a side kept no repetitions (a file before version 5).
+  std::string verdict;
+  std::optional<double> change;      // of the median, relative to the base's
+  std::optional<double> p;           // the Mann-Whitney U test's, two-sided
+  std::optional<double> p_adjusted;  // Holm's, over the pairs tested together
+};
+
+// Faster or slower only where the Mann-Whitney U test on the two sides'
+// repetitions rejects at alpha after Holm's correction over every pair
+// tested here, and the medians differ by more than `tolerance` (relative);
+// otherwise the same. A check that passed in the base and not now is broken.
+std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pairs,
+                                            double alpha = default_alpha,
+                                            double tolerance = default_tolerance);
+
 }  // namespace portalab::store
