@@ -12,6 +12,7 @@
 #include "command_line.hpp"
 #include "db.hpp"
 #include "health.hpp"
+#include "verdicts.hpp"
 #include "list.hpp"
 #include "deck/deck.hpp"
 #include "engine/agreement.hpp"
@@ -160,6 +161,7 @@ int portalab_main(int argc, char** argv) {
   help_cmd->add_option("command", help_topic, "the command to describe");
   const auto db_cmd = portalab::add_db_command(app);
   const auto health_cmd = portalab::add_health_command(app);
+  const auto verdicts_cmd = portalab::add_verdicts_command(app);
 
   const bool root = portalab::world().rank() == 0;
   // Every way out before Kokkos starts meets the other ranks first.
@@ -203,6 +205,13 @@ int portalab_main(int argc, char** argv) {
           "once, from one task, after the ranks have written their results");
     if (const int code = startup().agree({"command: db"})) return code;
     return portalab::run_db_command(*db_cmd);
+  }
+  // The verdicts read stdin once: one process, no Kokkos.
+  if (portalab::verdicts_command_given(*verdicts_cmd)) {
+    if (kokkos_argc > 1 || portalab::world().size() > 1)
+      return bad_input("`portalab verdicts` runs as one process without --kokkos-* options");
+    if (const int code = startup().agree({"command: verdicts"})) return code;
+    return portalab::run_verdicts_command(*verdicts_cmd);
   }
   // list and help start no Kokkos: an option for it would be ignored.
   if (kokkos_argc > 1 && (*list_cmd || *help_cmd))

@@ -64,11 +64,14 @@ TEST(Verdict, ChecksAndMissingRepetitionsAreSaidNotTested) {
   const auto v = verdicts_by_test({{"PASS", "FAIL", {1.0}, {1.0}},
                                    {"FAIL", "PASS", {1.0}, {1.0}},
                                    {"PASS", "PASS", {}, {1.0, 2.0}},
-                                   {"PASS", "PASS", {1.0, NAN}, {1.0, 2.0}}});
+                                   {"PASS", "PASS", {1.0, NAN}, {1.0, 2.0}},
+                                   // apart, but 2/C(6, 3) = 0.1 is the least p of 3 against 3
+                                   {"PASS", "PASS", {1.0, 1.1, 1.2}, {2.0, 2.1, 2.2}}});
   EXPECT_EQ(v[0].verdict, "broken");
   EXPECT_EQ(v[1].verdict, "pass");
   EXPECT_EQ(v[2].verdict, "untested");
   EXPECT_EQ(v[3].verdict, "untested");
+  EXPECT_EQ(v[4].verdict, "untested");
   for (const auto& x : v) EXPECT_FALSE(x.p);
 }
 

@@ -133,6 +133,16 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
       v.verdict = "untested";
       continue;
     }
+    // Too few repetitions for the test ever to reject at alpha: the least
+    // two-sided p of m against k values is 2 / C(m + k, m) (two of three
+    // apart: 0.33). Such pairs are left to the older rule.
+    const double m = static_cast<double>(pair.base_ms.size()),
+                 k = static_cast<double>(pair.now_ms.size());
+    if (std::log(2.0) - (std::lgamma(m + k + 1) - std::lgamma(m + 1) - std::lgamma(k + 1)) >
+        std::log(alpha)) {
+      v.verdict = "untested";
+      continue;
+    }
     const double b = median_of(pair.base_ms), n = median_of(pair.now_ms);
     if (b > 0 && std::isfinite((n - b) / b)) v.change = (n - b) / b;
     v.p = stats::mann_whitney(pair.base_ms, pair.now_ms).p;

@@ -68,7 +68,8 @@ struct RepeatedPair {
 
 struct TestedVerdict {
   // "faster", "slower", "same", "broken", the new check in lower case, or
-  // "untested" where a side kept no repetitions (a file before version 5).
+  // "untested" where a side kept no repetitions (a file before version 5)
+  // or too few for the test ever to reject at alpha (2 against 2).
   std::string verdict;
   std::optional<double> change;      // of the median, relative to the base's
   std::optional<double> p;           // the Mann-Whitney U test's, two-sided

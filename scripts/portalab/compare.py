@@ -2,30 +2,23 @@
 """Two sets of portalab results side by side, entry by entry (space,
 experiment, variant, type, size, copy mode), on one phase's time.
 
-A difference is called "faster" or "slower" only when it stands out of
-both kinds of noise:
+The verdicts are portalab's own (`portalab verdicts`, miniapp/store/
+verdict.hpp: the same rule as `portalab db history`):
 
-- within a run: the repetitions do not overlap (new max < base min, or
-  new min > base max), and
-- between runs: the change of the median, as a log ratio, exceeds --sigmas
-  (default 4) times the run-to-run noise of entries of its size. Two runs of
-  one deck on one machine differ by more than their repetitions' spread
-  (clocks, thread placement, page placement, other jobs), and the shorter an
-  entry the more. That noise is measured, not assumed: the robust standard
-  deviation (1.4826 x the median absolute deviation) of the log ratios of
-  every entry that passed in both, per decade of the BASE time (<0.01 ms,
-  0.01-0.1 ms, ...: bounds, not measured; a decade of fewer than 12 takes the
-  nearest measured),
-  combined with each side's own standard error of the median
-  (1.25 std / sqrt(reps)). A shift of every entry alike (a slower machine)
-  leaves that spread small and is reported; when more than about half the
-  entries of a decade changed, that decade's noise grows with them: give
-  --noise-from with two runs known to be alike (the same build, back to
-  back) to measure the noise there instead. --min-noise (default 1%) is its
-  floor.
+- Rows that kept their repetitions (results schema 5, the kernel and total
+  phases): "faster" or "slower" only where the Mann-Whitney U test on the
+  two runs' repetitions rejects at --alpha (default 0.01) after Holm's
+  correction over every entry tested, and the medians differ by more than
+  --tolerance percent (default 3); otherwise "same".
+- Older files, and the copy phases: the repetitions' ranges must not overlap
+  and the change of the median, as a log ratio, must exceed --sigmas
+  (default 4) times the run-to-run noise of entries of its size (the robust
+  standard deviation of the log ratios of every entry that passed in both,
+  per decade of the BASE time; --noise-from two runs of one build to
+  measure it there instead; --min-noise percent its floor, default 1)
+  combined with each side's standard error of the median.
 
-Anything else is "same". A check that passed in BASE and does not in NEW is
-"broken".
+A check that passed in BASE and does not in NEW is "broken".
 
     scripts/compare.py results/1234 results/1301 --threshold 5
     scripts/compare.py old/results.json new/results.json --phase kernel --markdown
@@ -38,103 +31,64 @@ finish, or was interrupted, is named on stderr. Names are shown as
 portalab's messages show them (control characters as \\xNN, cut past 200
 bytes). Each side must hold one
 row per entry: compare one machine's runs with another's, or give --host and
---device to pick one when a side mixes machines.
+--device to pick one when a side mixes machines. The portalab binary is
+--portalab, $PORTALAB, the installed one or the source tree's host build.
 """
 import argparse
-import math
-import statistics
+import json
 import sys
 
 from portalab import results as pr
 from portalab import text
+from portalab.binary import find_portalab, run
 
-SIGMAS = 4.0          # a change beyond this many noise deviations stands out
-MIN_GROUP = 12        # entries a decade needs for a noise estimate of its own
+SIGMAS = 4.0          # the older rule: a change beyond this many noise deviations
 MIN_NOISE = 0.01      # floor of the run-to-run noise (relative)
+ALPHA = 0.01          # the U test's family-wise error rate, after Holm
+TOLERANCE = 0.03      # a change of the median smaller than this is no change
 
 
-def median_se(row, phase):
-    """Relative standard error of the row's median, from its repetitions."""
-    std, med, reps = row.get(f"{phase}_std_ms"), row.get(f"{phase}_ms"), row.get("reps")
-    if not std or not med or not reps or med <= 0:
-        return 0.0
-    return 1.2533 * std / med / math.sqrt(reps)
+def side(row, phase):
+    """What `portalab verdicts` reads of one side of a pair."""
+    reps = row.get("repetitions")
+    reps = reps.get(f"{phase}_ms") if isinstance(reps, dict) else None
+    return {"check": row["check"], "ms": row.get(f"{phase}_ms"),
+            "min_ms": row.get(f"{phase}_min_ms"), "max_ms": row.get(f"{phase}_max_ms"),
+            "std_ms": row.get(f"{phase}_std_ms"), "reps": row.get("reps"),
+            "repetitions": reps if isinstance(reps, list) else None}
 
 
-def decade(ms):
-    return math.floor(math.log10(ms)) if ms > 0 else None
+def medians(pairs, phase):
+    """(base ms, new ms) of the entries that passed in both: the run-to-run
+    noise of the older rule is measured on them."""
+    return [(b[f"{phase}_ms"], n[f"{phase}_ms"]) for b, n in pairs
+            if b["check"] == "PASS" and n["check"] == "PASS"
+            and b[f"{phase}_ms"] is not None and n[f"{phase}_ms"] is not None]
 
 
-def robust_sigma(xs):
-    med = statistics.median(xs)
-    return 1.4826 * statistics.median(abs(x - med) for x in xs)
+def judge(pairs, phase, settings, noise_pairs, portalab=None):
+    """`portalab verdicts` on the pairs (base row, new row): its answer,
+    {"verdicts": [{verdict, change, p, p_adjusted, rule}], "noise", ...}."""
+    request = {**settings, "noise_pairs": medians(noise_pairs, phase),
+               "pairs": [{"base": side(b, phase), "new": side(n, phase)} for b, n in pairs]}
+    binary = find_portalab(portalab, "no portalab binary to judge the rows")
+    data = json.dumps(request, allow_nan=False).encode()
+    status, stdout, said = run(binary, ["verdicts"], stdin=data)
+    try:
+        answer = json.loads(stdout.decode("utf-8")) if status == 0 else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        answer = None
+    if not isinstance(answer, dict) or len(answer.get("verdicts", ())) != len(pairs):
+        pr.fail(f"{text.shown(binary)} verdicts failed (exit status {status})"
+                + (f": {text.shown(said, 1000)}" if said else ""))
+    return answer
 
 
-class Noise:
-    """Run-to-run noise of one phase, as a relative (log) deviation, per
-    decade of the entry's BASE time, measured on pairs of rows of one entry."""
-
-    def __init__(self, pairs, phase, floor=MIN_NOISE):
-        self.floor = floor
-        by_decade, every = {}, []
-        for b, n in pairs:
-            if b["check"] != "PASS" or n["check"] != "PASS":
-                continue
-            bt, nt = b[f"{phase}_ms"], n[f"{phase}_ms"]
-            if not bt or not nt or bt <= 0 or nt <= 0:
-                continue
-            if not 0 < nt / bt < math.inf:
-                continue  # a ratio past a double's range: no measure of noise
-            x = math.log(nt / bt)
-            every.append(x)
-            by_decade.setdefault(decade(bt), []).append(x)
-        self.pooled = robust_sigma(every) if len(every) >= 2 else 0.0
-        self.count = len(every)
-        self.by_decade = {d: robust_sigma(xs) for d, xs in by_decade.items()
-                          if len(xs) >= MIN_GROUP}
-
-    def sigma(self, base_ms):
-        """The noise of the entry's decade; for a decade of too few entries,
-        the nearest decade measured (the larger of two as near), else all."""
-        d = decade(base_ms)
-        if d in self.by_decade or not self.by_decade or d is None:
-            return max(self.floor, self.by_decade.get(d, self.pooled))
-        near = min(abs(k - d) for k in self.by_decade)
-        return max(self.floor, max(s for k, s in self.by_decade.items() if abs(k - d) == near))
-
-    def describe(self):
-        parts = [f"{10.0 ** d:g}-{10.0 ** (d + 1):g} ms: {s:.1%}"
-                 for d, s in sorted(self.by_decade.items())]
-        parts.append(f"pooled ({self.count} entries): {self.pooled:.1%}")
-        return "; ".join(parts) + f"; floor {self.floor:.1%}"
-
-
-def classify(base, new, phase, noise=None, sigmas=SIGMAS):
-    """(verdict, relative change of the median) of one entry. Without noise,
-    the repetitions' spread alone decides."""
-    if base["check"] == "PASS" and new["check"] != "PASS":
-        return "broken", None
-    if base["check"] != "PASS" or new["check"] != "PASS":
-        return new["check"].lower(), None
-    b, n = base[f"{phase}_ms"], new[f"{phase}_ms"]
-    change = (n - b) / b if b > 0 else None
-    if change is not None and not math.isfinite(change):
-        change = None  # past a double's range: no percentage to show
-    ranges = [r[f"{phase}_{s}"] for r in (base, new) for s in ("min_ms", "max_ms")]
-    if None in ranges:  # repetitions not recorded: the medians and the noise decide
-        ranges = [b, b, n, n]
-    if ranges[3] < ranges[0]:
-        verdict = "faster"
-    elif ranges[2] > ranges[1]:
-        verdict = "slower"
-    else:
-        return "same", change
-    if noise is not None and b > 0 and n > 0 and 0 < n / b < math.inf:
-        spread = math.sqrt(noise.sigma(b) ** 2 + median_se(base, phase) ** 2
-                           + median_se(new, phase) ** 2)
-        if abs(math.log(n / b)) <= sigmas * spread:
-            return "same", change
-    return verdict, change
+def describe_noise(noise):
+    parts = [f"{10.0 ** int(d):g}-{10.0 ** (int(d) + 1):g} ms: {s:.1%}"
+             for d, s in sorted(noise["by_decade"].items(), key=lambda kv: int(kv[0]))]
+    parts.append(f"pooled ({noise['pairs']} entries): {noise['pooled']:.1%}")
+    return "; ".join(parts) + f"; floor {noise['floor']:.1%}"
 
 
 def index(rows, side):
@@ -160,28 +114,33 @@ def pairs_of(base_rows, new_rows):
     return [(base[k], new[k]) for k in base if k in new]
 
 
-def compare(base_rows, new_rows, phase, threshold, noise=None, sigmas=SIGMAS):
-    """Table rows and whether any is a regression. noise: a Noise; by
-    default measured on these two sides."""
+def compare(base_rows, new_rows, phase, threshold, settings=None, noise_rows=None, portalab=None):
+    """Table rows, whether any is a regression, and portalab's answer.
+    noise_rows: the (BASE, NEW) rows whose pairs measure the older rule's
+    run-to-run noise; by default these two sides."""
     base, new = index(base_rows, "BASE"), index(new_rows, "NEW")
-    if noise is None:
-        noise = Noise(pairs_of(base_rows, new_rows), phase)
-    table, regression = [], False
     n_at = pr.ENTRY_KEY.index("n")
-    for k in sorted(set(base) | set(new),
-                    key=lambda k: tuple(v if i == n_at else str(v) for i, v in enumerate(k))):
+    keys = sorted(set(base) | set(new),
+                  key=lambda k: tuple(v if i == n_at else str(v) for i, v in enumerate(k)))
+    both = [k for k in keys if k in base and k in new]
+    answer = judge([(base[k], new[k]) for k in both], phase, settings or {},
+                   pairs_of(*noise_rows) if noise_rows else [(base[k], new[k]) for k in both],
+                   portalab)
+    verdicts = dict(zip(both, answer["verdicts"]))
+    table, regression = [], False
+    for k in keys:
         b, n = base.get(k), new.get(k)
         if b is None or n is None:
             r = b or n
             table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False))
             continue
-        verdict, change = classify(b, n, phase, noise, sigmas)
+        verdict, change = verdicts[k]["verdict"], verdicts[k]["change"]
         # slower past a double's range (or from 0 ms, not measured): no percentage, beyond any threshold
         regressed = verdict == "broken" or (
             verdict == "slower" and (change is None or change * 100 > threshold))
         regression |= regressed
         table.append((k, b, n, verdict, change, regressed))
-    return table, regression
+    return table, regression, answer
 
 
 def fmt_ms(r, phase):
@@ -223,16 +182,27 @@ def main(argv=None):
     ap.add_argument("--host", help="only rows of this host name (both sides)")
     ap.add_argument("--device", help="only rows whose device name contains this (both sides)")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table")
+    ap.add_argument("--alpha", type=pr.finite_number, default=ALPHA,
+                    help=f"the U test's level, after Holm's correction (default {ALPHA:g})")
+    ap.add_argument("--tolerance", type=pr.finite_number, default=100 * TOLERANCE,
+                    help=f"percent change of the median that is no change (default "
+                         f"{100 * TOLERANCE:g})")
     ap.add_argument("--sigmas", type=pr.finite_number, default=SIGMAS,
-                    help=f"run-to-run noise deviations a change must exceed (default {SIGMAS:g})")
+                    help=f"older files: run-to-run noise deviations a change must exceed "
+                         f"(default {SIGMAS:g})")
     ap.add_argument("--min-noise", type=pr.finite_number, default=100 * MIN_NOISE,
-                    help=f"floor of the run-to-run noise, percent (default {100 * MIN_NOISE:g})")
+                    help=f"older files: floor of the run-to-run noise, percent (default "
+                         f"{100 * MIN_NOISE:g})")
     ap.add_argument("--noise-from", nargs=2, metavar=("RUN_A", "RUN_B"),
-                    help="measure the run-to-run noise on these two runs of one build "
-                         "instead of on BASE and NEW")
+                    help="older files: measure the run-to-run noise on these two runs of one "
+                         "build instead of on BASE and NEW")
+    ap.add_argument("--portalab", help="the portalab binary that judges (default: $PORTALAB, "
+                                       "the installed one, the source tree's host build)")
     args = ap.parse_args(argv)
     if args.sigmas <= 0 or args.min_noise < 0:
         pr.fail("--sigmas must be > 0 and --min-noise >= 0")
+    if not 0 < args.alpha < 1 or args.tolerance < 0:
+        pr.fail("--alpha must lie between 0 and 1, and --tolerance be >= 0")
     try:
         sides = [pr.load_runs([p]) for p in (args.base, args.new, *(args.noise_from or ()))]
     except pr.ResultsError as e:
@@ -244,18 +214,26 @@ def main(argv=None):
                              f"compare (check --host/--device)", sides[0 if not base else 1])
     for runs in sides:
         pr.tell_incomplete(runs)
-    noise = Noise(pairs_of(*alike) if args.noise_from else pairs_of(base, new), args.phase,
-                  args.min_noise / 100)
-    table, regression = compare(base, new, args.phase, args.threshold, noise, args.sigmas)
+    settings = {"alpha": args.alpha, "tolerance": args.tolerance / 100, "sigmas": args.sigmas,
+                "min_noise": args.min_noise / 100}
+    table, regression, answer = compare(base, new, args.phase, args.threshold, settings,
+                                        alike if args.noise_from else None, args.portalab)
     sys.stdout.write(render(table, args.phase, args.markdown))
     counts = {}
     for row in table:
         counts[row[3]] = counts.get(row[3], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    print(f"compare: run-to-run noise of {args.phase} (robust std of log ratios"
-          f"{', from --noise-from' if args.noise_from else ''}): {noise.describe()}; "
-          f"a change must exceed {args.sigmas:g} of it and the repetitions' spread",
-          file=sys.stderr)
+    rules = [v["rule"] for v in answer["verdicts"]]
+    if "test" in rules:
+        print(f"compare: {rules.count('test')} entries by the U test on their repetitions "
+              f"(alpha {args.alpha:g} after Holm's correction, tolerance {args.tolerance:g}%)",
+              file=sys.stderr)
+    if "spread" in rules:
+        print(f"compare: {rules.count('spread')} entries without repetitions by the run-to-run "
+              f"noise of {args.phase} (robust std of log ratios"
+              f"{', from --noise-from' if args.noise_from else ''}): "
+              f"{describe_noise(answer['noise'])}; a change must exceed {args.sigmas:g} of it "
+              f"and the repetitions' spread", file=sys.stderr)
     print(f"compare: {summary}; "
           f"{'REGRESSION' if regression else 'no regression'} "
           f"(threshold {args.threshold:g}% on {args.phase})", file=sys.stderr)

@@ -27,6 +27,21 @@ def _set_phase(row, phase, median, spread):
     row[f"{phase}_ms"] = median
     row["stats"][phase] = {"median_ms": median, "min_ms": median * (1 - spread),
                            "max_ms": median * (1 + spread), "std_ms": median * spread / 2}
+    # The repetitions the U test compares, as many as before, evenly over
+    # the same range (made up, not measured).
+    reps = row.get("repetitions")
+    if isinstance(reps, dict) and f"{phase}_ms" in reps:
+        count = max(len(reps[f"{phase}_ms"]), row.get("reps") or 0, 1)
+        reps[f"{phase}_ms"] = [median * (1 - spread + 2 * spread * (i + 0.5) / count)
+                               for i in range(count)]
+
+
+def scale_repetitions(row, factor):
+    """Every repetition a row kept, times factor: as its medians are scaled."""
+    reps = row.get("repetitions")
+    if isinstance(reps, dict):
+        for times in reps.values():
+            times[:] = [t * factor if t is not None else None for t in times]
 
 
 def _set_total(row, spread):
@@ -108,6 +123,7 @@ def slowed(doc, factor, where):
                 r[f"{p}_ms"] *= factor
                 for s in ("median_ms", "min_ms", "max_ms", "std_ms"):
                     r["stats"][p][s] *= factor
+            scale_repetitions(r, factor)
     return doc
 
 
@@ -193,6 +209,7 @@ def sweep(doc, count):
                 for s in stats:
                     if stats[s] is not None:
                         stats[s] *= k
+            scale_repetitions(g, k)
             rows.append(g)
     doc["results"] = rows
     return doc

@@ -23,6 +23,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_scripts import SCRIPTS, SKIP, Base, script  # noqa: E402
+import synthetic  # noqa: E402
 
 from portalab import results as pr  # noqa: E402
 
@@ -531,6 +532,7 @@ class ExtremesTest(Hostile):
                         for s in r["stats"][p]:
                             if r["stats"][p][s] is not None:
                                 r["stats"][p][s] *= scale
+                    synthetic.scale_repetitions(r, scale)
         b, _ = self.put(json.dumps(base))
         n, _ = self.put(json.dumps(new))
         rc, out, err = script("compare.py", b, n)

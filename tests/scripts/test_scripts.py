@@ -306,25 +306,42 @@ class NoiseTest(unittest.TestCase):
 
 
 class ClassifyTest(unittest.TestCase):
-    """compare.classify on hand-made rows: the spread decides, not the median."""
+    """compare.judge on hand-made rows, through `portalab verdicts`: without
+    repetitions the spread decides, not the median; with them, the U test."""
 
     @staticmethod
-    def row(median, lo, hi, check="PASS"):
-        return {"check": check, "total_ms": median, "total_min_ms": lo, "total_max_ms": hi}
+    def row(median, lo, hi, check="PASS", repetitions=None):
+        return {"check": check, "total_ms": median, "total_min_ms": lo, "total_max_ms": hi,
+                "repetitions": {"total_ms": repetitions} if repetitions else None}
+
+    @staticmethod
+    def verdict(base, new, **settings):
+        from portalab import compare
+        return compare.judge([(base, new)], "total", settings, [])["verdicts"][0]
 
     def test_overlapping_ranges_are_the_same_whatever_the_medians(self):
-        from portalab import compare
-        verdict, change = compare.classify(self.row(1.0, 0.9, 1.6), self.row(1.5, 1.4, 1.7),
-                                           "total")
-        self.assertEqual(verdict, "same")
-        self.assertAlmostEqual(change, 0.5)
+        v = self.verdict(self.row(1.0, 0.9, 1.6), self.row(1.5, 1.4, 1.7))
+        self.assertEqual((v["verdict"], v["rule"]), ("same", "spread"))
+        self.assertAlmostEqual(v["change"], 0.5)
 
     def test_disjoint_ranges_are_slower_or_faster(self):
-        from portalab import compare
-        self.assertEqual(compare.classify(self.row(1.0, 0.9, 1.1), self.row(1.2, 1.15, 1.3),
-                                          "total")[0], "slower")
-        self.assertEqual(compare.classify(self.row(1.0, 0.9, 1.1), self.row(0.8, 0.7, 0.85),
-                                          "total")[0], "faster")
+        self.assertEqual(self.verdict(self.row(1.0, 0.9, 1.1), self.row(1.2, 1.15, 1.3))["verdict"],
+                         "slower")
+        self.assertEqual(self.verdict(self.row(1.0, 0.9, 1.1), self.row(0.8, 0.7, 0.85))["verdict"],
+                         "faster")
+
+    def test_repetitions_are_judged_by_the_u_test(self):
+        # Six a side, apart, 10% slower: p = 2/924 (exact), below alpha 0.01;
+        # the same within a tolerance of 15% is no change.
+        base = [1.0, 1.01, 1.02, 1.03, 1.04, 1.05]
+        new = [x * 1.1 for x in base]
+        b, n = self.row(1.025, 1.0, 1.05, repetitions=base), self.row(1.13, 1.1, 1.16, repetitions=new)
+        v = self.verdict(b, n)
+        self.assertEqual((v["verdict"], v["rule"]), ("slower", "test"))
+        self.assertAlmostEqual(v["p"], 2 / 924)
+        self.assertEqual(self.verdict(b, n, tolerance=0.15)["verdict"], "same")
+        # Six a side cannot reach 0.001 (the least p is 2/924): the older rule.
+        self.assertEqual(self.verdict(b, n, alpha=0.001)["rule"], "spread")
 
 
 class KernelsLimitsTest(unittest.TestCase):

@@ -619,7 +619,7 @@ class HistoryTest(StoreCase):
             self.assertIn(words, p.stderr)
 
     def test_the_same_rule_as_compare(self):
-        """Two-run rows: history's verdict is compare.py's classify on the
+        """Two-run rows: history's verdict is compare.py's (portalab verdicts) on the
         same pair, with the noise at its floor (no earlier pairs)."""
         from portalab import compare
         cases = []
@@ -637,11 +637,10 @@ class HistoryTest(StoreCase):
         self.imported(os.path.join(self.tmp, "pairs"))
         h = json.loads(portalab("db", "history", "--db", self.db, "--json").stdout)
         got = {r["key"]["experiment"]: r["verdict"] for r in h["rows"]}
-        noise = compare.Noise([], "total")
         for i, (b, n) in enumerate(cases):
             flat = [{**r, **{f"total_{k}": r["stats"]["total"][k] for k in ("min_ms", "max_ms", "std_ms")}}
                     for r in (b, n)]
-            want, _ = compare.classify(*flat, "total", noise)
+            want = compare.judge([tuple(flat)], "total", {}, [])["verdicts"][0]["verdict"]
             self.assertEqual(got[f"c{i}"], want.upper(), (i, b["total_ms"], n["total_ms"]))
 
 

@@ -32,8 +32,8 @@ def main(argv=None):
                     help="the results store (portalab db): its history and fleet sections; "
                          "alone, a page of the store")
     ap.add_argument("--portalab", metavar="BIN",
-                    help="the portalab that reads --db (default: $PORTALAB, the installed one "
-                         "beside these scripts, build/host, or PATH)")
+                    help="the portalab that reads --db and judges against --base (default: "
+                         "$PORTALAB, the installed one beside these scripts, build/host, or PATH)")
     args = ap.parse_args(argv)
     if not args.paths and args.db is None:
         pr.fail("nothing to report: give RESULTS, or --db FILE")
@@ -53,7 +53,7 @@ def main(argv=None):
         pr.fail(f"{join(map(text.shown, args.paths))}: no entries in the results: nothing to report")
     figures.plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "portalab",
                          "font.family": "sans-serif"})
-    page = render(build(runs, args.base, args.phase, args.threshold, store))
+    page = render(build(runs, args.base, args.phase, args.threshold, store, args.portalab))
     pr.save(args.out, page)
     print(text.shown(args.out, text.PATH_MAX_BYTES))
     return 0

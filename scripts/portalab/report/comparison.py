@@ -4,15 +4,16 @@ from portalab import results as pr
 from portalab.report.blocks import join, section, size, table, text, warning
 
 
-def compare_section(base_paths, rows, phase, threshold):
+def compare_section(base_paths, rows, phase, threshold, portalab=None):
     try:
         runs = pr.load_runs(base_paths)
     except pr.ResultsError as e:
         pr.fail(f"--base: {e}")
     pr.tell_incomplete(runs)
     base = pr.newest_per_key([r for _, _, rs in runs for r in rs])
-    noise = compare.Noise(compare.pairs_of(base, rows), phase)
-    table_rows, regression = compare.compare(base, rows, phase, threshold, noise)
+    table_rows, regression, answer = compare.compare(base, rows, phase, threshold,
+                                                     portalab=portalab)
+    rules = [v["rule"] for v in answer["verdicts"]]
     counts = {}
     for t in table_rows:
         counts[t[3]] = counts.get(t[3], 0) + 1
@@ -23,9 +24,16 @@ def compare_section(base_paths, rows, phase, threshold):
         + join(f"{v} {k}" for k, v in sorted(counts.items()))
         + f"; {'a REGRESSION' if regression else 'no regression'} (slower by more than "
           f"{threshold:g}%, or broken)."),
-        text(f"Run-to-run noise (robust deviation of the log ratios): {noise.describe()}. "
-             f"A change is “faster” or “slower” only where the repetitions do not overlap "
-             f"and it exceeds {compare.SIGMAS:g} such deviations (scripts/compare.py).")]
+        text(f"{rules.count('test')} entries judged by the Mann-Whitney U test on their "
+             f"repetitions: “faster” or “slower” only where it rejects at "
+             f"{answer['alpha']:g} after Holm's correction and the medians differ by more than "
+             f"{100 * answer['tolerance']:g}%. "
+             + (f"{rules.count('spread')} without repetitions (older files) by the run-to-run "
+                f"noise (robust deviation of the log ratios): "
+                f"{compare.describe_noise(answer['noise'])}: their repetitions must not overlap "
+                f"and the change exceed {compare.SIGMAS:g} such deviations. "
+                if "spread" in rules else "")
+             + "(scripts/compare.py; the rule: portalab verdicts)")]
     blocks.append(table(["verdict", "experiment", "variant", "space", "type", "n", "copies",
                          "ranks", "base ms", "new ms", "change"],
                         [[v + (" REGRESSION" if reg else ""), k[at["experiment"]],

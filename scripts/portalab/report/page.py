@@ -30,9 +30,10 @@ TEMPLATE = "report.html.j2"
 
 # ---- The page ------------------------------------------------------------------
 
-def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
+def build(runs, base_paths=None, phase="total", threshold=10.0, store=None, portalab=None):
     """The page's model: title and sections. store: store_sections.query_store's
-    answers, for its history and fleet sections (alone where runs is empty)."""
+    answers, for its history and fleet sections (alone where runs is empty);
+    portalab: the binary that judges against base_paths."""
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if not runs:
         return {"title": "portalab: the results store", "generated": generated,
@@ -70,7 +71,7 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None):
                  noise_section(runs, rows),
                  failures_section(runs, every)]
     if base_paths:
-        sections.append(compare_section(base_paths, every, phase, threshold))
+        sections.append(compare_section(base_paths, every, phase, threshold, portalab))
     if store:
         sections += store_sections.sections(blocks, figs, store)
     sections.append(provenance_section(runs))

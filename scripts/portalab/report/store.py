@@ -4,12 +4,10 @@ changed) and the fleet (a table of GPUs and nodes, outliers marked, against
 their group's median and the reference figures). The figures come from
 `portalab db history --json` and `portalab db fleet --json`: the verdicts
 and outliers are the binary's, decided in one place (miniapp/store/)."""
-import json
 import os
-import shutil
-import subprocess
 
 from portalab import results as pr
+from portalab.binary import find_portalab, run
 from portalab import text
 from portalab.report import figures
 
@@ -17,30 +15,6 @@ MAX_PLOTS = 24   # tracked rows drawn; the table lists the rest
 GPU_QUANTITIES = (("triad_gbps", "triad GB/s"), ("copy_deep_copy_gbps", "memcpy GB/s"),
                   ("h2d_pinned_gbps", "h2d pinned GB/s"), ("d2h_pinned_gbps", "d2h pinned GB/s"),
                   ("gemm_float64_gflops", "dgemm GFLOP/s"), ("launch_us", "launch µs"))
-
-
-def find_portalab(given=None):
-    """The binary that reads the store: --portalab, $PORTALAB, the installed
-    one beside these scripts (<prefix>/share/portalab/scripts -> <prefix>/bin),
-    the source tree's host build, or portalab on PATH."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/
-    if given == "":
-        pr.fail("--portalab '': give the path of a portalab binary")
-    env = os.environ.get("PORTALAB")
-    if env is not None and given is None:
-        if env == "" or not (os.path.isfile(env) and os.access(env, os.X_OK)):
-            pr.fail(f"PORTALAB={text.shown(env)}: " + (
-                "empty: set it to a portalab binary, or unset it" if env == ""
-                else "no executable there: set it to a portalab binary, or unset it"))
-    candidates = [given, env,
-                  os.path.join(here, "..", "..", "..", "bin", "portalab"),
-                  os.path.join(here, "..", "build", "host", "portalab"), shutil.which("portalab")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    if given:
-        pr.fail(f"--portalab {text.shown(given)}: no executable there")
-    pr.fail("--db: no portalab binary to read the store (give --portalab BIN or set PORTALAB)")
 
 
 # The longest a `portalab db` command may take, and the most it may print.
@@ -80,19 +54,11 @@ def query_store(db, portalab=None):
     out = {"db": db}
     for what in ("history", "fleet"):
         command = f"{text.shown(binary)} db {what} --db {text.shown(db)} --json"
-        try:
-            p = subprocess.run([binary, "db", what, "--db", db, "--json"], capture_output=True,
-                               stdin=subprocess.DEVNULL, timeout=QUERY_SECONDS)
-        except subprocess.TimeoutExpired:
-            pr.fail(f"{command}: no answer in {QUERY_SECONDS} s: stopped")
-        except OSError as e:
-            pr.fail(f"{command}: cannot run it ({e.strerror or e})")
-        said = p.stderr.decode("utf-8", "replace").strip()
-        said = said.splitlines()[-1].removeprefix("error: ") if said else ""
-        answer, problem = answer_of(p.stdout, what) if p.returncode in (0, 1) else (None, None)
+        status, stdout, said = run(binary, ["db", what, "--db", db, "--json"],
+                                   timeout=QUERY_SECONDS)
+        answer, problem = answer_of(stdout, what) if status in (0, 1) else (None, None)
         if answer is None:
-            status = (f"killed by signal {-p.returncode}" if p.returncode < 0
-                      else f"exit status {p.returncode}")
+            status = (f"killed by signal {-status}" if status < 0 else f"exit status {status}")
             pr.fail(f"{command} failed ({status})" + (f": {problem}" if problem else "")
                     + (f": {text.shown(said, 1000)}" if said else ""))
         out[what] = answer

@@ -1,0 +1,167 @@
+#include "verdicts.hpp"
+
+#include "deck/deck.hpp"
+#include "store/verdict.hpp"
+#include "support/console.hpp"
+#include "support/text.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace portalab {
+
+struct VerdictsCommand {
+  CLI::App* cmd = nullptr;
+};
+
+std::shared_ptr<VerdictsCommand> add_verdicts_command(CLI::App& app) {
+  auto c = std::make_shared<VerdictsCommand>();
+  c->cmd = app.add_subcommand(
+      "verdicts",
+      "judge pairs of rows read as JSON on stdin (what scripts/compare.py sends): the U test on "
+      "their repetitions, or the older rule where a side kept none (docs/result-files.md)");
+  return c;
+}
+
+bool verdicts_command_given(const VerdictsCommand& command) { return command.cmd->parsed(); }
+
+namespace {
+
+// The request, as scripts/compare.py writes it:
+//   {"alpha": 0.01, "tolerance": 0.03, "sigmas": 4, "min_noise": 0.01,
+//    "pairs": [{"base": SIDE, "new": SIDE}, ...],
+//    "noise_pairs": [[base_ms, new_ms], ...]}
+// SIDE: {"check", "ms", "min_ms", "max_ms", "std_ms", "reps", "repetitions"}
+// (numbers or null; repetitions a list of ms, or null before schema 5).
+std::optional<double> number(const nlohmann::json& side, const char* key) {
+  const auto it = side.find(key);
+  if (it == side.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+double number_or(const nlohmann::json& doc, const char* key, double fallback) {
+  const auto v = number(doc, key);
+  if (doc.contains(key) && !v)
+    throw InputError(fmt::format("verdicts: \"{}\" must be a finite number", key));
+  return v.value_or(fallback);
+}
+
+store::Measure measure(const nlohmann::json& side) {
+  store::Measure m;
+  m.check = side.value("check", std::string());
+  m.ms = number(side, "ms");
+  m.min_ms = number(side, "min_ms");
+  m.max_ms = number(side, "max_ms");
+  m.std_ms = number(side, "std_ms");
+  m.reps = number(side, "reps");
+  return m;
+}
+
+std::vector<double> repetitions(const nlohmann::json& side) {
+  std::vector<double> out;
+  const auto it = side.find("repetitions");
+  if (it == side.end() || !it->is_array()) return out;
+  for (const auto& x : *it) out.push_back(x.is_number() ? x.get<double>() : NAN);
+  return out;
+}
+
+nlohmann::json or_null(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json judge(const nlohmann::json& request) {
+  if (!request.is_object() || !request.contains("pairs") || !request["pairs"].is_array())
+    throw InputError("verdicts: expected a JSON object with a list \"pairs\"");
+  const double alpha = number_or(request, "alpha", store::default_alpha);
+  const double tolerance = number_or(request, "tolerance", store::default_tolerance);
+  const double sigmas = number_or(request, "sigmas", store::default_sigmas);
+  const double min_noise = number_or(request, "min_noise", store::default_min_noise);
+  if (!(alpha > 0 && alpha < 1) || !(tolerance >= 0) || !(sigmas > 0) || !(min_noise >= 0))
+    throw InputError(
+        "verdicts: alpha must lie in (0, 1), tolerance and min_noise be >= 0, sigmas > 0");
+
+  std::vector<store::RepeatedPair> repeated;
+  std::vector<std::pair<store::Measure, store::Measure>> measures;
+  for (const auto& pair : request["pairs"]) {
+    if (!pair.is_object() || !pair.contains("base") || !pair.contains("new") ||
+        !pair["base"].is_object() || !pair["new"].is_object())
+      throw InputError("verdicts: each pair must be {\"base\": {...}, \"new\": {...}}");
+    measures.emplace_back(measure(pair["base"]), measure(pair["new"]));
+    repeated.push_back({measures.back().first.check, measures.back().second.check,
+                        repetitions(pair["base"]), repetitions(pair["new"])});
+  }
+  // The run-to-run noise of the older rule: of the pairs given for it, or
+  // of these pairs' passing medians.
+  std::vector<std::pair<double, double>> noise_pairs;
+  if (const auto it = request.find("noise_pairs"); it != request.end() && it->is_array()) {
+    for (const auto& p : *it)
+      if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number())
+        noise_pairs.emplace_back(p[0].get<double>(), p[1].get<double>());
+  } else {
+    for (const auto& [b, n] : measures)
+      if (b.check == "PASS" && n.check == "PASS" && b.ms && n.ms)
+        noise_pairs.emplace_back(*b.ms, *n.ms);
+  }
+  const store::Noise noise(noise_pairs, min_noise);
+
+  const auto tested = store::verdicts_by_test(repeated, alpha, tolerance);
+  nlohmann::json out = nlohmann::json::array();
+  int by_test = 0;
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    const auto& t = tested[i];
+    nlohmann::json v;
+    if (t.verdict == "untested") {
+      const auto& [b, n] = measures[i];
+      const auto sigma = b.ms ? std::optional<double>(noise.sigma(*b.ms)) : std::optional<double>();
+      const auto [verdict, change] = store::classify(b, n, sigma, sigmas);
+      v = {{"verdict", verdict}, {"change", or_null(change)}, {"rule", "spread"}};
+    } else {
+      by_test += t.p.has_value();
+      v = {{"verdict", t.verdict},
+           {"change", or_null(t.change)},
+           {"p", or_null(t.p)},
+           {"p_adjusted", or_null(t.p_adjusted)},
+           {"rule", t.p ? "test" : "check"}};
+    }
+    out.push_back(std::move(v));
+  }
+  nlohmann::json decades = nlohmann::json::object();
+  for (const auto& [d, s] : noise.by_decade()) decades[std::to_string(d)] = s;
+  return {{"verdicts", std::move(out)},
+          {"tested", by_test},
+          {"alpha", alpha},
+          {"tolerance", tolerance},
+          {"noise",
+           {{"pooled", noise.pooled()},
+            {"pairs", noise.count()},
+            {"floor", noise.floor()},
+            {"by_decade", decades}}}};
+}
+
+}  // namespace
+
+int run_verdicts_command(const VerdictsCommand&) {
+  const std::string text{std::istreambuf_iterator<char>(std::cin),
+                         std::istreambuf_iterator<char>()};
+  try {
+    const auto request = nlohmann::json::parse(text);
+    std::cout << judge(request).dump() << "\n";
+  } catch (const nlohmann::json::exception& e) {
+    print_to(stderr, "error: verdicts: stdin is no JSON request: {}\n", shown(e.what(), 300));
+    return 2;
+  } catch (const InputError& e) {
+    print_to(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace portalab
