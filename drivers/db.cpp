@@ -115,12 +115,13 @@ void print_history(const store::History& h) {
        "space", "copies", "library", "path", "threads", "machine", "gpu"}};
   for (const auto& r : h.rows) {
     const auto& k = r.key;
-    lines.push_back({cell(r.verdict) + (r.regression ? " REGRESSION" : ""), percent(r.change),
-                     std::to_string(r.runs.size()), number(r.runs.back().m.ms),
-                     r.base ? number(r.runs[*r.base].m.ms) : "-", cell(k.experiment),
-                     cell(k.variant), cell(k.dtype), std::to_string(k.n), cell(k.space),
-                     cell(k.copies), cell(k.library), path_text(r), std::to_string(k.threads),
-                     cell(k.machine), k.gpu.empty() ? "-" : cell(k.gpu)});
+    lines.push_back(
+        {cell(r.verdict) + (r.regression ? " REGRESSION" : "") + (r.noisy ? " NOISY" : ""),
+         percent(r.change), std::to_string(r.runs.size()), number(r.runs.back().m.ms),
+         r.base ? number(r.runs[*r.base].m.ms) : "-", cell(k.experiment), cell(k.variant),
+         cell(k.dtype), std::to_string(k.n), cell(k.space), cell(k.copies), cell(k.library),
+         path_text(r), std::to_string(k.threads), cell(k.machine),
+         k.gpu.empty() ? "-" : cell(k.gpu)});
   }
   std::string out = fmt::format(
                         "history: {} rows, the last {} runs of each, {} ms; latest run against the "
@@ -139,9 +140,15 @@ void print_history(const store::History& h) {
                        cell(h.runs[r.runs.back().run].started_at), changes_text(r.changes));
   }
   out += fmt::format(
-      "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; a change "
-      "must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
+      "test: {} rows whose runs both kept their repetitions, by the Mann-Whitney U test at "
+      "{:g} after Holm's correction over them, a change of the median over {:g}%\n",
+      h.tested, h.alpha, 100 * h.tolerance);
+  out += fmt::format(
+      "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; for the other rows a "
+      "change must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
       100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
+  if (std::any_of(h.rows.begin(), h.rows.end(), [](const auto& r) { return r.noisy; }))
+    out += "NOISY: the latest run's repetitions ran out of budget before its median was steady\n";
   std::cout << out;
 }
 
@@ -273,6 +280,16 @@ std::shared_ptr<DbCommand> add_db_command(CLI::App& app) {
   c->history
       ->add_option("--min-noise", h.min_noise,
                    "floor of the run-to-run noise, a fraction (default 0.01)")
+      ->check(finite_in(0, 1e6));
+  c->history
+      ->add_option("--alpha", h.alpha,
+                   "the U test's significance after Holm's correction, for rows whose runs kept "
+                   "their repetitions (default 0.01)")
+      ->check(finite_in(1e-12, 0.5));
+  c->history
+      ->add_option("--tolerance", h.tolerance,
+                   "a change of the median no larger than this fraction is SAME, however "
+                   "significant (default 0.03)")
       ->check(finite_in(0, 1e6));
   c->history->add_flag("--json", c->json, "one JSON document instead of tables");
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <ostream>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace portalab::store {
@@ -82,46 +83,96 @@ std::vector<HistoryChange> changes_between(const History& h, const HistoryPoint&
   return out;
 }
 
-// The latest run of a row against its earlier ones.
-void judge(const History& h, HistoryRow& row, const Noise& noise, double sigmas,
-           double threshold_pct) {
+// The passing earlier runs of a row with a time.
+std::vector<std::size_t> passing_earlier(const HistoryRow& row) {
+  std::vector<std::size_t> earlier;
+  for (std::size_t i = 0; i + 1 < row.runs.size(); ++i)
+    if (row.runs[i].m.check == "PASS" && row.runs[i].m.ms) earlier.push_back(i);
+  return earlier;
+}
+
+// The earlier run the latest is judged against: the earlier run of the
+// median time (a real run, with its repetitions' range, as compare.py's
+// BASE is); none for a row that is NEW.
+std::optional<std::size_t> base_of(const HistoryRow& row) {
+  const auto& runs = row.runs;
+  const auto earlier = passing_earlier(row);
+  if (runs.size() < 2 || (earlier.empty() && runs.back().m.check == "PASS")) return std::nullopt;
+  if (earlier.empty()) return runs.size() - 2;
+  auto sorted = earlier;
+  std::sort(sorted.begin(), sorted.end(),
+            [&](std::size_t a, std::size_t b) { return *runs[a].m.ms < *runs[b].m.ms; });
+  return sorted[(sorted.size() - 1) / 2];
+}
+
+// Each row's repetitions of the phase for the U test, its base's and latest
+// run's (none where a run kept none), and whether its latest run is noisy.
+// Looked up by row, the latest and the base: the repetitions are no part of
+// rows_series, and a key's other runs need none.
+std::vector<RepeatedPair> read_repetitions(Connection& db, History& h) {
+  std::vector<RepeatedPair> pairs(h.rows.size());
+  // A store without repetitions holds no row of results schema 5 (its
+  // rows carry their repetitions), the first to say a row is noisy:
+  // nothing to look up, and history as fast as before on an older store.
+  {
+    auto any = db.prepare("SELECT EXISTS(SELECT 1 FROM repetitions)");
+    if (!(any.step() && any.integer(0) != 0)) return pairs;
+  }
+  const bool kept = h.phase == "kernel" || h.phase == "total";  // the phases a row repeats
+  auto read = db.prepare(
+      fmt::format("SELECT r.noisy, p.{}_ms FROM rows r LEFT JOIN repetitions p ON p.row = r.id "
+                  "WHERE r.id = ?",
+                  kept ? h.phase : "total"));
+  for (std::size_t i = 0; i < h.rows.size(); ++i) {
+    HistoryRow& row = h.rows[i];
+    RepeatedPair& pair = pairs[i];
+    read.bind(1, row.runs.back().row);
+    if (read.step()) {
+      row.noisy = !read.null(0) && read.integer(0) != 0;
+      if (kept) pair.now_ms = repetitions_of_blob(read.blob(1));
+    }
+    read.reset();
+    if (!row.base || pair.now_ms.empty()) continue;
+    read.bind(1, row.runs[*row.base].row);
+    if (read.step()) pair.base_ms = repetitions_of_blob(read.blob(1));
+    read.reset();
+  }
+  return pairs;
+}
+
+// The latest run of a row against its base: by the U test where both kept
+// repetitions of the phase (`test`), else by compare.py's rule (older runs).
+void judge(const History& h, HistoryRow& row, const Noise& noise, const TestedVerdict& test,
+           const HistoryOptions& o) {
   const auto& runs = row.runs;
   const HistoryPoint& latest = runs.back();
-  std::vector<std::size_t> earlier;  // passing earlier runs with a time
-  for (std::size_t i = 0; i + 1 < runs.size(); ++i)
-    if (runs[i].m.check == "PASS" && runs[i].m.ms) earlier.push_back(i);
-  if (runs.size() < 2 || (earlier.empty() && latest.m.check == "PASS")) {
-    row.verdict = "NEW";
-    return;
+  const std::size_t base = *row.base;
+  std::string verdict = test.verdict;
+  std::optional<double> change = test.change;
+  if (verdict == "untested") {
+    // This row's own run-to-run noise where its earlier runs measure it,
+    // never below the noise of rows of its time.
+    const auto earlier = passing_earlier(row);
+    std::optional<double> sigma;
+    if (runs[base].m.ms) {
+      sigma = noise.sigma(*runs[base].m.ms);
+      std::vector<double> own;
+      for (std::size_t i = 1; i < earlier.size(); ++i)
+        own.push_back(std::log(*runs[earlier[i]].m.ms / *runs[earlier[i - 1]].m.ms));
+      if (own.size() >= 3) sigma = std::max(*sigma, robust_sigma(own));
+    }
+    std::tie(verdict, change) = classify(runs[base].m, latest.m, sigma, o.sigmas);
+    row.noise = sigma;
+  } else {
+    row.p = test.p;
+    row.p_adjusted = test.p_adjusted;
   }
-  // The base: the earlier run of the median time (a real run, with its
-  // repetitions' range, as compare.py's BASE is).
-  std::size_t base = runs.size() - 2;
-  if (!earlier.empty()) {
-    auto sorted = earlier;
-    std::sort(sorted.begin(), sorted.end(),
-              [&](std::size_t a, std::size_t b) { return *runs[a].m.ms < *runs[b].m.ms; });
-    base = sorted[(sorted.size() - 1) / 2];
-  }
-  // This row's own run-to-run noise where its earlier runs measure it,
-  // never below the noise of rows of its time.
-  std::optional<double> sigma;
-  if (runs[base].m.ms) {
-    sigma = noise.sigma(*runs[base].m.ms);
-    std::vector<double> own;
-    for (std::size_t i = 1; i < earlier.size(); ++i)
-      own.push_back(std::log(*runs[earlier[i]].m.ms / *runs[earlier[i - 1]].m.ms));
-    if (own.size() >= 3) sigma = std::max(*sigma, robust_sigma(own));
-  }
-  const auto [verdict, change] = classify(runs[base].m, latest.m, sigma, sigmas);
   row.verdict = verdict;
   for (char& c : row.verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   row.change = change;
-  row.noise = sigma;
-  row.base = base;
   row.changes = changes_between(h, runs[base], latest);
   row.regression = verdict == "broken" ||
-                   (verdict == "slower" && change && *change * 100 > threshold_pct);
+                   (verdict == "slower" && change && *change * 100 > o.threshold_pct);
 }
 
 // ---- the JSON document, written directly: a history of every row of a
@@ -193,11 +244,16 @@ void put_row(Buffer& out, const History& h, const HistoryRow& r,
   }
   put(out, "], \"verdict\": ");
   put_string(out, r.verdict);
+  put(out, r.noisy ? ", \"noisy\": true" : ", \"noisy\": false");
   if (r.base) {
     put(out, ", \"change\": ");
     put_number(out, r.change);
     put(out, ", \"noise\": ");
     put_number(out, r.noise);
+    put(out, ", \"p\": ");
+    put_number(out, r.p);
+    put(out, ", \"p_adjusted\": ");
+    put_number(out, r.p_adjusted);
     put(out, ", \"base\": {\"started_at\": ");
     put_string(out, h.runs[r.runs[*r.base].run].started_at);
     put(out, ", \"ms\": ");
@@ -285,7 +341,7 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
   }
   auto points = db.prepare(fmt::format(
       "SELECT r.run, r.check_result, r.reps, r.{0}_ms, r.{0}_min_ms, r.{0}_max_ms, r.{0}_std_ms, "
-      "r.path{1} "
+      "r.path, r.id{1} "
       "WHERE r.series = ? ORDER BY r.started_unix DESC, r.id DESC LIMIT ?",
       h.phase,
       energy ? ", e.throttled, e.sm_clock_mhz FROM rows r LEFT JOIN energy e ON e.row = r.id"
@@ -303,9 +359,10 @@ void read_rows(Connection& db, const HistoryOptions& o, History& h) {
       p.m = {points.text(1),       points.maybe_real(3), points.maybe_real(4),
              points.maybe_real(5), points.maybe_real(6), points.maybe_real(2)};
       p.path = points.maybe_text(7);
+      p.row = points.integer(8);
       if (energy) {
-        p.throttled = !points.null(8) && points.integer(8) != 0;
-        p.sm_mhz = points.maybe_real(9);
+        p.throttled = !points.null(9) && points.integer(9) != 0;
+        p.sm_mhz = points.maybe_real(10);
       }
       row.runs.push_back(std::move(p));
     }
@@ -324,14 +381,22 @@ History history(Connection& db, const HistoryOptions& o) {
   if (o.last < 2) throw StoreError(2, fmt::format("--last {}: at least 2 runs to compare", o.last));
   if (!(o.sigmas > 0) || !(o.min_noise >= 0))
     throw StoreError(2, "--sigmas must be > 0 and --min-noise >= 0");
+  if (!(o.alpha > 0 && o.alpha < 1) || !(o.tolerance >= 0))
+    throw StoreError(2, "--alpha must be in (0, 1) and --tolerance >= 0");
   h.last = o.last;
   h.threshold_pct = o.threshold_pct;
   h.sigmas = o.sigmas;
+  h.alpha = o.alpha;
+  h.tolerance = o.tolerance;
   // One read transaction: the rows of one moment, and the file locked and
   // checked once, not once per key.
+  std::vector<RepeatedPair> repeated;
   db.exec("BEGIN");
   try {
     read_rows(db, o, h);
+    for (auto& r : h.rows)
+      if (!(r.base = base_of(r))) r.verdict = "NEW";
+    repeated = read_repetitions(db, h);
     db.exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -353,7 +418,22 @@ History history(Connection& db, const HistoryOptions& o) {
   h.noise_floor = noise.floor();
   h.noise_by_decade = noise.by_decade();
 
-  for (auto& r : h.rows) judge(h, r, noise, o.sigmas, o.threshold_pct);
+  // The rows judged, each its pair for the test: Holm's family is every
+  // row of this history whose runs both kept repetitions.
+  std::vector<std::size_t> judged;
+  std::vector<RepeatedPair> family;
+  for (std::size_t i = 0; i < h.rows.size(); ++i)
+    if (const auto& r = h.rows[i]; r.base) {
+      judged.push_back(i);
+      family.push_back(std::move(repeated[i]));
+      family.back().base_check = r.runs[*r.base].m.check;
+      family.back().now_check = r.runs.back().m.check;
+    }
+  const auto tested = verdicts_by_test(family, o.alpha, o.tolerance);
+  for (std::size_t k = 0; k < judged.size(); ++k) {
+    judge(h, h.rows[judged[k]], noise, tested[k], o);
+    h.tested += tested[k].p.has_value();
+  }
   // Regressions first; the list of them the largest change first (a broken
   // row, without one, before all).
   std::stable_partition(h.rows.begin(), h.rows.end(),
@@ -388,9 +468,10 @@ void write_history_json(const History& h, std::ostream& to) {
   }
   fmt::format_to(std::back_inserter(out),
                  "{{\"phase\": \"{}\", \"last\": {}, \"threshold_pct\": {}, \"sigmas\": {},\n"
+                 "\"alpha\": {}, \"tolerance\": {}, \"tested\": {},\n"
                  "\"noise\": {{\"pooled\": {}, \"pairs\": {}, \"floor\": {}, \"by_decade_ms\": {{",
-                 h.phase, h.last, h.threshold_pct, h.sigmas, h.noise_pooled, h.noise_pairs,
-                 h.noise_floor);
+                 h.phase, h.last, h.threshold_pct, h.sigmas, h.alpha, h.tolerance, h.tested,
+                 h.noise_pooled, h.noise_pairs, h.noise_floor);
   bool first = true;
   for (const auto& [d, s] : h.noise_by_decade) {
     fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ", std::pow(10.0, d),

@@ -122,6 +122,11 @@ Statement& Statement::bind_null(int i) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int i, std::string_view bytes) {
+  sqlite3_bind_blob64(m_s, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(m_s);
   if (rc == SQLITE_ROW) return true;
@@ -158,6 +163,13 @@ std::optional<std::string> Statement::maybe_text(int col) const {
   return p ? std::string(reinterpret_cast<const char*>(p),
                          static_cast<std::size_t>(sqlite3_value_bytes(v)))
            : std::string();
+}
+
+std::string_view Statement::blob(int col) const {
+  const void* p = sqlite3_column_blob(m_s, col);
+  return p ? std::string_view(static_cast<const char*>(p),
+                              static_cast<std::size_t>(sqlite3_column_bytes(m_s, col)))
+           : std::string_view();
 }
 
 }  // namespace portalab::store

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace portalab::store {
 
@@ -56,6 +57,7 @@ class Statement {
   Statement& bind(int i, const char* v) { return bind(i, std::string(v)); }
   Statement& bind(int i, const std::optional<double>& v);
   Statement& bind_null(int i);
+  Statement& bind_blob(int i, std::string_view bytes);
   // true while a row is there.
   bool step();
   // Runs it to the end and makes it ready for new bindings.
@@ -66,6 +68,8 @@ class Statement {
   std::optional<double> maybe_real(int col) const;
   std::string text(int col) const;
   std::optional<std::string> maybe_text(int col) const;  // none: NULL
+  // A BLOB's bytes (empty for NULL), valid until the next step or reset.
+  std::string_view blob(int col) const;
   bool null(int col) const { return sqlite3_column_type(m_s, col) == SQLITE_NULL; }
 
  private:

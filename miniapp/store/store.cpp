@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <unordered_map>
@@ -73,7 +74,20 @@ constexpr const char* rows_series_sql =
     "CREATE INDEX rows_series ON rows(series, started_unix, id, run, check_result, reps, total_ms, "
     "total_min_ms, total_max_ms, total_std_ms, path)";
 
-// Version 4 (store_schema_version); migrate() brings versions 1 to 3 up to
+// Each repetition of a row (results schema 5), the first
+// max_stored_repetitions of each phase: what history's test compares. As
+// little-endian float64 BLOBs: exact, 8 bytes a repetition (JSON text takes
+// about twice that), read without parsing, and by any client
+// (Python: struct.unpack(f"<{len(blob) // 8}d", blob)). A table of its own:
+// history's scans of `rows` never page through them.
+constexpr const char* repetitions_sql = R"sql(
+CREATE TABLE repetitions(
+  row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
+  kernel_ms BLOB NOT NULL,
+  total_ms BLOB NOT NULL);
+)sql";
+
+// Version 5 (store_schema_version); migrate() brings versions 1 to 4 up to
 // it. A row's path (the code path its kernel phase took) is no part of its
 // key: a run whose calibration chose another path is judged against the
 // same history, and says that the path changed.
@@ -147,7 +161,9 @@ CREATE TABLE rows(
   bytes REAL, flops REAL, gbps REAL, gflops REAL, pct_of_limit REAL,
   path TEXT,
   limit_level TEXT, -- the level of the space's ladder the row was held to (L2, memory, ...)
-  limit_suspect TEXT); -- why its limit is suspect (above 105% of it); NULL when not
+  limit_suspect TEXT, -- why its limit is suspect (above 105% of it); NULL when not
+  rel_ci95 REAL, noise_target REAL, stopped_by TEXT, -- results.json's; NULL before its version 5
+  noisy INTEGER); -- 1: the budget of repetitions ran out before the median was steady
 CREATE INDEX rows_run ON rows(run);
 CREATE TABLE energy(
   row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
@@ -453,14 +469,16 @@ class Importer {
             "h2d_min_ms, h2d_max_ms, h2d_std_ms, kernel_ms, kernel_min_ms, kernel_max_ms, "
             "kernel_std_ms, d2h_ms, d2h_min_ms, d2h_max_ms, d2h_std_ms, total_ms, total_min_ms, "
             "total_max_ms, total_std_ms, bytes, flops, gbps, gflops, pct_of_limit, path, "
-            "limit_level, limit_suspect) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "limit_level, limit_suspect, rel_ci95, noise_target, stopped_by, noisy) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         m_energy(
             db.prepare("INSERT INTO energy(row, gpu_joules_per_rep, cpu_joules_per_rep, power_w, "
                        "sm_clock_mhz, mem_clock_mhz, temperature_c, throttled, reasons) "
                        "VALUES(?,?,?,?,?,?,?,?,?)")),
         m_rank_row(db.prepare(
-            "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")) {}
+            "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")),
+        m_repetitions(
+            db.prepare("INSERT INTO repetitions(row, kernel_ms, total_ms) VALUES(?,?,?)")) {}
 
   enum class Added { added, replaced, already };
 
@@ -621,9 +639,16 @@ class Importer {
         m_row.bind(col + 6, level);
       if (const std::string suspect = str(obj(r, "limit"), "suspect"); !suspect.empty())
         m_row.bind(col + 7, suspect);
+      // How steady the row is (results schema 5); NULL in older files.
+      m_row.bind(col + 8, num(r, "rel_ci95")).bind(col + 9, num(r, "noise_target"));
+      if (const std::string stopped = str(r, "stopped_by"); !stopped.empty())
+        m_row.bind(col + 10, stopped);
+      if (const auto noisy = r.find("noisy"); noisy != r.end() && noisy->is_boolean())
+        m_row.bind(col + 11, noisy->get<bool>() ? 1 : 0);
       m_row.run();
       const std::int64_t row = m_db.last_id();
       add_energy(row, obj(r, "energy"));
+      add_repetitions(row, obj(r, "repetitions"));
       for (const auto& pr : obj(r, "per_rank"))
         if (pr.is_object() && num(pr, "rank"))
           m_rank_row.bind(1, row)
@@ -716,9 +741,28 @@ class Importer {
         .run();
   }
 
+  void add_repetitions(std::int64_t row, const nlohmann::json& reps) {
+    const auto& kernel = obj(reps, "kernel_ms");
+    const auto& total = obj(reps, "total_ms");
+    if (!kernel.is_array() || !total.is_array()) return;  // a file before version 5
+    auto first = [](const nlohmann::json& times) {
+      std::vector<double> ms;
+      ms.reserve(std::min(times.size(), max_stored_repetitions));
+      for (const auto& t : times) {
+        if (ms.size() == max_stored_repetitions) break;
+        ms.push_back(t.is_number() ? t.get<double>() : std::nan(""));
+      }
+      return ms;
+    };
+    m_repetitions.bind(1, row)
+        .bind_blob(2, repetitions_blob(first(kernel)))
+        .bind_blob(3, repetitions_blob(first(total)))
+        .run();
+  }
+
   Connection& m_db;
   Statement m_run, m_known, m_forget, m_provenance, m_gpu, m_limit, m_series_find, m_series_add,
-      m_row, m_energy, m_rank_row;
+      m_row, m_energy, m_rank_row, m_repetitions;
   std::unordered_map<std::string, std::int64_t> m_series;
 };
 
@@ -815,6 +859,16 @@ void migrate_3_to_4(Connection& db) {
   db.exec("ALTER TABLE rows ADD COLUMN limit_suspect TEXT");
 }
 
+// Version 4 to 5: each row's noise figures and repetitions (results schema
+// 5); NULL, and no repetitions, for the rows imported before: history
+// judges those by the older rule.
+void migrate_4_to_5(Connection& db) {
+  for (const char* column :
+       {"rel_ci95 REAL", "noise_target REAL", "stopped_by TEXT", "noisy INTEGER"})
+    db.exec(fmt::format("ALTER TABLE rows ADD COLUMN {}", column));
+  db.exec(repetitions_sql);
+}
+
 // Brings a store of an older schema up to this portalab's, in one
 // transaction: all of it or nothing (another portalab doing the same at
 // once waits, then finds it done).
@@ -828,6 +882,7 @@ void migrate(Connection& db, std::ostream* notes) {
       if (v == 1) migrate_1_to_2(db);
       if (v == 2) migrate_2_to_3(db);
       if (v == 3) migrate_3_to_4(db);
+      if (v == 4) migrate_4_to_5(db);
       throw_if_interrupted();
     }
     if (auto check = db.prepare("PRAGMA foreign_key_check"); check.step())
@@ -859,6 +914,26 @@ std::string store_path(const std::string& given) {
     return env;
   }
   return "results/portalab.sqlite";
+}
+
+std::string repetitions_blob(const std::vector<double>& ms) {
+  std::string out(ms.size() * 8, '\0');
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const auto bits = std::bit_cast<std::uint64_t>(ms[i]);
+    for (int b = 0; b < 8; ++b) out[8 * i + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+std::vector<double> repetitions_of_blob(std::string_view blob) {
+  std::vector<double> ms(blob.size() / 8);
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    std::uint64_t bits = 0;
+    for (int b = 0; b < 8; ++b)
+      bits |= std::uint64_t{static_cast<unsigned char>(blob[8 * i + b])} << (8 * b);
+    ms[i] = std::bit_cast<double>(bits);
+  }
+  return ms;
 }
 
 std::string run_id_of(const nlohmann::json& provenance) {
@@ -925,8 +1000,8 @@ void check_path_length(const std::string& path) {
 }
 
 // The tables of the schema: a store of portalab's without one is damaged.
-constexpr std::array<const char*, 8> store_tables{"runs", "provenance", "gpus",      "limits",
-                                                  "rows", "energy",     "rank_rows", "series"};
+constexpr std::array<const char*, 9> store_tables{
+    "runs", "provenance", "gpus", "limits", "rows", "energy", "rank_rows", "series", "repetitions"};
 
 void check_tables(Connection& db) {
   std::vector<std::string> missing;
@@ -1056,6 +1131,7 @@ std::unique_ptr<Connection> open_store(const std::string& path, bool write, doub
         db->exec(schema_sql);
         db->exec(series_sql("series"));
         db->exec(rows_series_sql);
+        db->exec(repetitions_sql);
         db->exec(fmt::format("PRAGMA application_id = {}", application_id));
         db->exec(fmt::format("PRAGMA user_version = {}", store_schema_version));
       }

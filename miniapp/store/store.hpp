@@ -12,18 +12,29 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstddef>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace portalab::store {
 
 // The schema this portalab writes and reads (PRAGMA user_version); a store
 // of an older one is upgraded when opened where it may be written.
-constexpr int store_schema_version = 4;
+constexpr int store_schema_version = 5;
+
+// A row's repetitions (results schema 5) as the store keeps them: the first
+// this many of each phase, enough for a test of a change between two runs;
+// a run of more keeps its median and noise figures in `rows` all the same.
+constexpr std::size_t max_stored_repetitions = 1000;
+// The repetitions table's form of them: little-endian float64, each in the
+// order run (a time missing in the file is NaN), and back.
+std::string repetitions_blob(const std::vector<double>& ms);
+std::vector<double> repetitions_of_blob(std::string_view blob);
 
 // The store's path: --db, else $PORTALAB_DB, else results/portalab.sqlite;
 // StoreError for PORTALAB_DB set but empty.
@@ -83,8 +94,10 @@ struct HistoryOptions {
   int last = 20;    // runs of each row looked at, the latest included
   std::string phase = "total";
   double threshold_pct = 10;  // SLOWER by more than this is a regression
-  double sigmas = 4;
+  double sigmas = 4;          // of the run-to-run noise: the rule for rows without repetitions
   double min_noise = 0.01;
+  double alpha = default_alpha;  // the U test's, after Holm: rows with repetitions
+  double tolerance = default_tolerance;
 };
 
 // A row key: what a row measured, where, and (device spaces) on which GPUs.
@@ -104,7 +117,8 @@ struct RunFacts {
 
 // One run of a row key.
 struct HistoryPoint {
-  std::size_t run = 0;  // index into History::runs
+  std::size_t run = 0;   // index into History::runs
+  std::int64_t row = 0;  // its row in the store
   Measure m;
   bool throttled = false;
   std::optional<double> sm_mhz;
@@ -117,19 +131,22 @@ struct HistoryChange {
 
 struct HistoryRow {
   SeriesKey key;
-  std::vector<HistoryPoint> runs;      // oldest first
-  std::string verdict;                 // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
-  std::optional<double> change;        // the latest median against the base's, relative
-  std::optional<double> noise;         // the run-to-run noise it was judged with
-  std::optional<std::size_t> base;     // index into runs: the earlier run of the median time
-  std::vector<HistoryChange> changes;  // between the base and the latest run
+  std::vector<HistoryPoint> runs;       // oldest first
+  std::string verdict;                  // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
+  std::optional<double> change;         // the latest median against the base's, relative
+  std::optional<double> noise;          // the run-to-run noise it was judged with (no test)
+  std::optional<double> p, p_adjusted;  // the U test's, where both runs kept repetitions
+  bool noisy = false;                   // the latest run's repetitions ran out of budget
+  std::optional<std::size_t> base;      // index into runs: the earlier run of the median time
+  std::vector<HistoryChange> changes;   // between the base and the latest run
   bool regression = false;
 };
 
 struct History {
   std::string phase;
   int last = 0;
-  double threshold_pct = 0, sigmas = 0;
+  double threshold_pct = 0, sigmas = 0, alpha = 0, tolerance = 0;
+  int tested = 0;  // rows judged by the U test, Holm's family
   double noise_pooled = 0, noise_floor = 0;
   int noise_pairs = 0;
   std::map<int, double> noise_by_decade;  // decade of the base time (log10 ms) -> noise

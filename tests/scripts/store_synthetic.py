@@ -46,6 +46,29 @@ def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=100000
     return r
 
 
+def repeated(r, kernel_ms, total_ms=None, noise_target=None, stopped_by="reps", noisy=False,
+             rel_ci95=0.01):
+    """Row r as results schema 5 writes it: its repetitions (kernel_ms, and
+    total_ms, the kernel's where None) in the order run, its kernel and total
+    statistics from them, and how the count was chosen."""
+    total_ms = kernel_ms if total_ms is None else total_ms
+    for phase, times in (("kernel", kernel_ms), ("total", total_ms)):
+        ordered = sorted(times)
+        mid = len(ordered) // 2
+        median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        mean = sum(times) / len(times)
+        std = (sum((t - mean) ** 2 for t in times) / max(1, len(times) - 1)) ** 0.5
+        r["stats"][phase] = {"median_ms": median, "min_ms": ordered[0], "max_ms": ordered[-1],
+                             "std_ms": std}
+        r[f"{phase}_ms"] = median
+    r.update({"reps": len(kernel_ms), "repetitions": {"kernel_ms": list(kernel_ms),
+                                                      "total_ms": list(total_ms)},
+              "median_ci_low_ms": r["kernel_ms"] * (1 - rel_ci95),
+              "median_ci_high_ms": r["kernel_ms"] * (1 + rel_ci95), "rel_ci95": rel_ci95,
+              "noise_target": noise_target, "stopped_by": stopped_by, "noisy": noisy})
+    return r
+
+
 # What else a calibrated space holds (schema/limits.schema.json), the same for every one.
 SPACE_REST = {"stream_bytes": 1 << 28, "cache_bytes": 1 << 25, "gemm_library": {},
               "gemm_kernels": "", "gemm_kernels_warning": "", "gemm_n": 1024, "unsteady": []}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The results store (`portalab db`): import (idempotent, interrupted,
 refused or serialised when another writer holds the store, bad stores and
-bad files), history verdicts on synthetic runs with a planted regression and
-planted noise (held to compare.py's rule), the fleet view on synthetic nodes
+bad files, the repetitions kept), history verdicts on synthetic runs with a
+planted regression and planted noise (by the U test where both runs kept their
+repetitions, held to compare.py's rule where not), the fleet view on synthetic nodes
 with one slow GPU, and the report's store sections in headless Chromium.
 
     PORTALAB=build/host/portalab python3 tests/scripts/test_store.py [CLASS...]
@@ -11,11 +12,14 @@ Every store is checked with PRAGMA integrity_check after what was done to it.
 """
 import hashlib
 import json
+import math
 import os
+import random
 import resource
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -139,6 +143,7 @@ V2_ROWS_SERIES = ("CREATE INDEX rows_series ON rows(series, started_unix, id, ru
 def as_schema_2(db):
     """The store db as schema 2 kept it: its rows without their code path."""
     c = sqlite3.connect(db)
+    as_schema_4(db)
     c.executescript(f"DROP INDEX rows_series; ALTER TABLE rows DROP COLUMN path; "
                     f"ALTER TABLE rows DROP COLUMN limit_level; "
                     f"ALTER TABLE rows DROP COLUMN limit_suspect; "
@@ -153,6 +158,32 @@ def paths(db):
         return [p for (p,) in c.execute("SELECT path FROM rows ORDER BY id")]
     finally:
         c.close()
+
+
+def as_schema_4(db):
+    """The store db as schema 4 kept it: its rows without their noise
+    figures, no repetitions."""
+    c = sqlite3.connect(db)
+    c.executescript("DROP TABLE repetitions; ALTER TABLE rows DROP COLUMN rel_ci95; "
+                    "ALTER TABLE rows DROP COLUMN noise_target; "
+                    "ALTER TABLE rows DROP COLUMN stopped_by; ALTER TABLE rows DROP COLUMN noisy; "
+                    "PRAGMA user_version = 4;")
+    c.close()
+
+
+def stored_repetitions(db):
+    """{row id: (kernel_ms, total_ms)} as the store keeps them."""
+    c = sqlite3.connect(db)
+    try:
+        return {row: tuple(list(struct.unpack(f"<{len(b) // 8}d", b)) for b in (k, t))
+                for row, k, t in c.execute("SELECT row, kernel_ms, total_ms FROM repetitions")}
+    finally:
+        c.close()
+
+
+def around(rng, ms, count_, spread):
+    """count_ repetitions about ms, each off by a normal deviate of spread (relative)."""
+    return [ms * (1 + rng.gauss(0, spread)) for _ in range(count_)]
 
 
 def modes(top, folders, files):
@@ -244,6 +275,43 @@ class ImportTest(StoreCase):
         self.assertEqual(paths(self.db), [r["path"] for r in doc["results"]])
         self.assertIn("loops", paths(self.db))
         self.assert_consistent()
+
+    def test_schema_5_keeps_repetitions_and_noise(self):
+        """A row's repetitions (the first 1000 of each phase, a time missing
+        in the file NaN) and its noise figures; a row of an older file
+        none, and NULL figures."""
+        kernel = [1.0 + 1e-4 * i for i in range(1500)]
+        kept = ss.repeated(ss.row(experiment="long"), kernel, [2 * k for k in kernel],
+                           noise_target=0.02, stopped_by="max_reps", noisy=True, rel_ci95=0.05)
+        kept["repetitions"]["kernel_ms"][1] = None
+        short = ss.repeated(ss.row(experiment="short"), [1.0, 1.1, 0.9])
+        doc = ss.run([kept, short, ss.row(experiment="none")], started=ss.day(1), tag="v5",
+                     version=5)
+        self.imported(ss.write(doc, os.path.join(self.tmp, "v5")))
+        old = ss.run([ss.row(experiment="old")], started=ss.day(2), tag="v4", version=4)
+        self.imported(ss.write(old, os.path.join(self.tmp, "v4")))
+        c = sqlite3.connect(self.db)
+        try:
+            rows = {e: (i, *rest) for i, e, *rest in c.execute(
+                "SELECT r.id, s.experiment, r.rel_ci95, r.noise_target, r.stopped_by, r.noisy "
+                "FROM rows r JOIN series s ON s.id = r.series")}
+        finally:
+            c.close()
+        self.assertEqual(rows["long"][1:], (0.05, 0.02, "max_reps", 1))
+        self.assertEqual(rows["short"][1:], (0.01, None, "reps", 0))
+        self.assertEqual(rows["none"][1:], (None, None, None, None))  # none in a version 5 row
+        self.assertEqual(rows["old"][1:], (None, None, None, None))
+        reps = stored_repetitions(self.db)
+        self.assertEqual(sorted(reps), sorted([rows["long"][0], rows["short"][0]]))
+        k, t = reps[rows["long"][0]]
+        self.assertEqual((len(k), len(t)), (1000, 1000))
+        self.assertTrue(math.isnan(k[1]))
+        self.assertEqual(k[:1] + k[2:], kernel[:1] + kernel[2:1000])
+        self.assertEqual(t, [2 * x for x in kernel[:1000]])
+        self.assertEqual(reps[rows["short"][0]], ([1.0, 1.1, 0.9], [1.0, 1.1, 0.9]))
+        self.assert_consistent()
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
 
     def test_unfinished_run_is_imported_incomplete_and_said(self):
         # A run killed before its first results.json: its journal's rows.
@@ -354,20 +422,51 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(1, "history")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 1 to 4", p.stderr)
+        self.assertIn("upgraded the store from schema version 1 to 5", p.stderr)
         rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
         self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
         self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
         self.assertEqual({r["verdict"] for r in rows.values()}, {"SAME"})
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 4)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
             self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
         self.assertEqual(paths(self.db), [None] * 8)  # not recorded then: unknown
         self.assertEqual({x["path"] for r in rows.values() for x in r["runs"]}, {None})
         # And imports go on into it.
         self.imported(self.runs("more", 1))
         self.assertEqual(count(self.db, "runs"), 5)
+
+    def test_a_store_of_schema_4(self):
+        """Version 4 (rows without repetitions or noise figures) is upgraded
+        at the first db command where it may be written, those NULL for its
+        rows, which history judges by the older rule; refused unchanged
+        where it may not be written."""
+        for i in range(2):
+            doc = ss.run([ss.row(ms=1.0 + 0.001 * i)], started=ss.day(i), gpu={"uuid": "GPU-a"},
+                         tag=f"v4{i}", version=4)
+            ss.write(doc, os.path.join(self.tmp, "v4", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "v4"))
+        as_schema_4(self.db)
+        self.read_only_refused(4, "history")
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("upgraded the store from schema version 4 to 5", p.stderr)
+        row = json.loads(p.stdout)["rows"][0]
+        self.assertEqual((row["verdict"], row["p"], row["noisy"]), ("SAME", None, False))
+        self.assertIsNotNone(row["noise"])  # the run-to-run noise judged it
+        self.assert_consistent()
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
+            self.assertEqual(c.execute("SELECT rel_ci95, noise_target, stopped_by, noisy "
+                                       "FROM rows").fetchall(), [(None,) * 4] * 2)
+        self.assertEqual(stored_repetitions(self.db), {})
+        # And a run of version 5 goes in with its repetitions.
+        doc = ss.run([ss.repeated(ss.row(), [1.0, 1.01, 0.99])], started=ss.day(3),
+                     gpu={"uuid": "GPU-a"}, tag="v5 after", version=5)
+        self.imported(ss.write(doc, os.path.join(self.tmp, "after", "run")))
+        self.assertEqual(list(stored_repetitions(self.db).values()),
+                         [([1.0, 1.01, 0.99], [1.0, 1.01, 0.99])])
 
     def test_a_store_of_schema_2(self):
         """Version 2 (rows without their code path) is upgraded at the first
@@ -384,12 +483,12 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(2, "fleet")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 2 to 4", p.stderr)
+        self.assertIn("upgraded the store from schema version 2 to 5", p.stderr)
         self.assertEqual([len(r["runs"]) for r in json.loads(p.stdout)["rows"]], [2, 2])
         self.assertEqual(paths(self.db), [None] * 4)
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 4)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
             plan = c.execute("EXPLAIN QUERY PLAN SELECT path FROM rows WHERE series = 1 "
                              "ORDER BY started_unix DESC").fetchall()
         self.assertIn("COVERING INDEX rows_series", str(plan))  # history reads the index alone
@@ -543,6 +642,101 @@ class HistoryTest(StoreCase):
         p = portalab("db", "history", "--db", self.db, "--experiment", "noisy", "--json")
         self.assertEqual(p.returncode, 0)
         self.assertEqual(len(json.loads(p.stdout)["rows"]), 1)
+
+    def schema_5_runs(self, slight=1.02):
+        """Two runs of schema 5 a day apart: `doubled` twice as slow in every
+        repetition (one outlier each way, so that the repetitions' ranges
+        overlap and the older rule would say SAME, as it does for its twin
+        `doubled_old`, kept without repetitions), `slight` `slight` times
+        slower with tight repetitions, six steady keys, `noisy` whose latest
+        row ran out of budget, and `mixed`, whose first run kept no
+        repetitions."""
+        rng = random.Random(57)
+        for i in range(2):
+            last = i == 1
+            doubled = around(rng, 2.0 if last else 1.0, 40, 0.01)
+            doubled[7] = 0.5 if last else 3.0
+            rows = [ss.repeated(ss.row(experiment="doubled"), doubled),
+                    ss.repeated(ss.row(experiment="doubled_old"), doubled),
+                    ss.repeated(ss.row(experiment="slight"),
+                                around(rng, slight if last else 1.0, 40, 0.001)),
+                    ss.repeated(ss.row(experiment="noisy"), around(rng, 1.0, 40, 0.2),
+                                noise_target=0.01, stopped_by="max_reps" if last else "noise",
+                                noisy=last, rel_ci95=0.08 if last else 0.01),
+                    ss.repeated(ss.row(experiment="mixed"), around(rng, 1.0, 40, 0.01))]
+            rows += [ss.repeated(ss.row(experiment="steady", n=1000 * (k + 1)),
+                                 around(rng, 0.5, 40, 0.01)) for k in range(6)]
+            del rows[1]["repetitions"]
+            if not last:
+                del rows[4]["repetitions"]
+            doc = ss.run(rows, started=ss.day(i), gpu={"uuid": "GPU-1"}, tag=f"t{i}", version=5)
+            ss.write(doc, os.path.join(self.tmp, "tested", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "tested"))
+
+    def test_verdicts_by_the_test(self):
+        """Where both runs kept their repetitions, the U test decides, Holm
+        over every such row of the listing, within the tolerance SAME; the
+        others by the older rule; a noisy latest row said NOISY."""
+        self.schema_5_runs()
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)  # doubled: a regression
+        h = json.loads(p.stdout)
+        rows = {}
+        for r in h["rows"]:
+            rows.setdefault(r["key"]["experiment"], []).append(r)
+        verdict = {e: {r["verdict"] for r in rs} for e, rs in rows.items()}
+        self.assertEqual(verdict, {"doubled": {"SLOWER"}, "doubled_old": {"SAME"},
+                                   "slight": {"SAME"}, "noisy": {"SAME"}, "mixed": {"SAME"},
+                                   "steady": {"SAME"}})
+        doubled, = rows["doubled"]
+        self.assertTrue(doubled["regression"])
+        self.assertAlmostEqual(doubled["change"], 1.0, delta=0.05)
+        self.assertEqual([r["key"]["experiment"] for r in h["regressions"]], ["doubled"])
+        # Tested: every row whose runs both kept repetitions, Holm over them.
+        tested = [r for r in h["rows"] if r["p"] is not None]
+        self.assertEqual(sorted(r["key"]["experiment"] for r in tested),
+                         sorted(["doubled", "slight", "noisy"] + ["steady"] * 6))
+        self.assertEqual((h["tested"], h["alpha"], h["tolerance"]), (9, 0.01, 0.03))
+        least = min(tested, key=lambda r: r["p"])
+        self.assertAlmostEqual(least["p_adjusted"], min(1.0, 9 * least["p"]), delta=1e-12)
+        self.assertTrue(all(r["p_adjusted"] >= r["p"] for r in tested))
+        self.assertLess(rows["slight"][0]["p_adjusted"], 0.01)  # significant, within tolerance
+        for old in ("doubled_old", "mixed"):  # the older rule: the run-to-run noise
+            self.assertIsNone(rows[old][0]["p"])
+            self.assertIsNotNone(rows[old][0]["noise"])
+        self.assertEqual({e: r[0]["noisy"] for e, r in rows.items()},
+                         {"doubled": False, "doubled_old": False, "slight": False, "noisy": True,
+                          "mixed": False, "steady": False})
+        p = portalab("db", "history", "--db", self.db)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        line = {name: next(l for l in p.stdout.splitlines() if f" {name} " in l)
+                for name in ("doubled", "noisy", "slight")}
+        self.assertTrue(line["doubled"].startswith("SLOWER REGRESSION "), line["doubled"])
+        self.assertTrue(line["noisy"].startswith("SAME NOISY "), line["noisy"])
+        self.assertNotIn("NOISY", line["slight"])
+        self.assertIn("test: 9 rows", p.stdout)
+        # A tolerance below the change: slower, no regression (under --threshold).
+        p = portalab("db", "history", "--db", self.db, "--json", "--tolerance", "0.01",
+                     "--experiment", "slight")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r, = json.loads(p.stdout)["rows"]
+        self.assertEqual((r["verdict"], r["regression"]), ("SLOWER", False))
+        self.assertAlmostEqual(r["change"], 0.02, delta=0.002)
+        # The phases no repetition is kept of: the older rule for every row.
+        p = portalab("db", "history", "--db", self.db, "--json", "--phase", "h2d")
+        self.assertEqual(json.loads(p.stdout)["tested"], 0)
+
+    def test_holm_counts_the_rows_listed_together(self):
+        """Alone in its listing a row's p is its own: Holm counts the rows
+        listed together, not the store's."""
+        self.schema_5_runs()
+        p = portalab("db", "history", "--db", self.db, "--json", "--experiment", "doubled")
+        r, = json.loads(p.stdout)["rows"]
+        self.assertIsNotNone(r["p"])
+        self.assertEqual(r["p_adjusted"], r["p"])
+        for args in (("--alpha", "0"), ("--alpha", "1"), ("--tolerance", "-1")):
+            p = portalab("db", "history", "--db", self.db, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
 
     def test_a_changed_path_is_said_and_keeps_the_key(self):
         """A run whose calibration chose another code path is judged against
