@@ -36,6 +36,7 @@ row per entry: compare one machine's runs with another's, or give --host and
 """
 import argparse
 import json
+import math
 import sys
 
 from portalab import results as pr
@@ -48,22 +49,30 @@ ALPHA = 0.01          # the U test's family-wise error rate, after Holm
 TOLERANCE = 0.03      # a change of the median smaller than this is no change
 
 
+def finite(x):
+    """x where it is a finite number, else None: JSON has no infinity (a
+    file's 1e999 reads as one)."""
+    number = isinstance(x, (int, float)) and not isinstance(x, bool)
+    return x if number and math.isfinite(x) else None
+
+
 def side(row, phase):
     """What `portalab verdicts` reads of one side of a pair."""
     reps = row.get("repetitions")
     reps = reps.get(f"{phase}_ms") if isinstance(reps, dict) else None
-    return {"check": row["check"], "ms": row.get(f"{phase}_ms"),
-            "min_ms": row.get(f"{phase}_min_ms"), "max_ms": row.get(f"{phase}_max_ms"),
-            "std_ms": row.get(f"{phase}_std_ms"), "reps": row.get("reps"),
-            "repetitions": reps if isinstance(reps, list) else None}
+    return {"check": row["check"], "ms": finite(row.get(f"{phase}_ms")),
+            "min_ms": finite(row.get(f"{phase}_min_ms")),
+            "max_ms": finite(row.get(f"{phase}_max_ms")),
+            "std_ms": finite(row.get(f"{phase}_std_ms")), "reps": finite(row.get("reps")),
+            "repetitions": [finite(t) for t in reps] if isinstance(reps, list) else None}
 
 
 def medians(pairs, phase):
     """(base ms, new ms) of the entries that passed in both: the run-to-run
     noise of the older rule is measured on them."""
-    return [(b[f"{phase}_ms"], n[f"{phase}_ms"]) for b, n in pairs
+    return [(finite(b[f"{phase}_ms"]), finite(n[f"{phase}_ms"])) for b, n in pairs
             if b["check"] == "PASS" and n["check"] == "PASS"
-            and b[f"{phase}_ms"] is not None and n[f"{phase}_ms"] is not None]
+            and finite(b[f"{phase}_ms"]) is not None and finite(n[f"{phase}_ms"]) is not None]
 
 
 def judge(pairs, phase, settings, noise_pairs, portalab=None):
