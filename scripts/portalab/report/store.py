@@ -94,7 +94,9 @@ def history_section(rp, figs, h):
         f"{rp.count(len(rows), 'row')} followed over their last {h['last']} runs "
         f"({h['phase']} time): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + ".",
         "Each row's latest run against its earlier ones, as compare.py decides for two files: "
-        "the repetitions must not overlap, and the change must stand out of the run-to-run noise "
+        "where both kept their repetitions, the Mann-Whitney U test after Holm's correction "
+        "and a tolerance on the change of the median; otherwise the repetitions must not "
+        "overlap, and the change must stand out of the run-to-run noise "
         f"({h['sigmas']:g} deviations of it, never below {h['noise']['floor']:.0%}).")]
     if regressions:
         blocks.append(rp.warning(f"{rp.count(len(regressions), 'regression')}, slower by more "

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The verdicts' benchmark (issue 57), run by hand, not a test: how often
+# compare.py's verdicts are false, and how often they find a real change.
+#   (a) the default deck twice on one build, compared (--phase kernel):
+#       every FASTER or SLOWER is a false verdict;
+#   (b) a deck of OpenMP rows of 1 ms or more, 2 threads on CPUs 0-1, run
+#       quiet and then with a CPU hog on CPU 1: the share said SLOWER.
+# Each comparison twice: by the U test on the repetitions (the files as
+# written), and by the older rule (the same files, repetitions removed).
+# Prints one line per comparison and the time each run took.
+#   scripts/dev/verdict_bench.sh [BUILD_DIR] [OUT]   # build/host, results/verdict-bench
+set -uo pipefail
+case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-build/host}
+out=${2:-results/verdict-bench}
+portalab=$bin/portalab
+[ -x "$portalab" ] || { echo "verdict-bench: no $portalab (build first)" >&2; exit 2; }
+export PORTALAB=$portalab
+mkdir -p "$out"
+python=${PYTHON:-python3}
+
+run() {  # name, then portalab run's arguments
+  local name=$1 start; shift
+  start=$(date +%s.%N)
+  ${launch:-} "$portalab" run "$@" --out "$out/$name" >"$out/$name.log" 2>&1 ||
+    echo "verdict-bench: $name exited $?"
+  echo "run $name: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}') s"
+}
+
+judge() {  # label, base, new, the verdict that counts as found
+  for rule in test older; do
+    local b=$2 n=$3
+    if [ $rule = older ]; then  # the same files without their repetitions
+      for side in "$2" "$3"; do
+        mkdir -p "$side-older"
+        "$python" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for r in d["results"]: r.pop("repetitions", None)
+json.dump(d, open(sys.argv[2], "w"))' "$side/results.json" "$side-older/results.json"
+      done
+      b=$2-older n=$3-older
+    fi
+    "$python" "$here/scripts/compare.py" "$b" "$n" --phase kernel >"$out/compare.txt" 2>/dev/null
+    "$python" - "$out/compare.txt" "$1" "$rule" "$4" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()[1:]
+verdicts = [l.split()[-1] if not l.endswith("REGRESSION") else l.split()[-2] for l in lines]
+judged = [v for v in verdicts if v in ("same", "faster", "slower")]
+found = sum(v in sys.argv[4].split(",") for v in judged)
+print(f"{sys.argv[2]}, {sys.argv[3]} rule: {found} of {len(judged)} rows "
+      f"{sys.argv[4].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%)")
+PY
+  done
+}
+
+# (a) two quiet runs of the default deck
+run default-1 "$here/inputs/default.toml"
+run default-2 "$here/inputs/default.toml"
+judge "(a) default deck twice" "$out/default-1" "$out/default-2" "faster,slower"
+
+# (b) rows of 1 ms or more on two threads, quiet and with a hog on one of their CPUs
+cat >"$out/hog.toml" <<'DECK'
+# verdict_bench.sh's rows of 1 ms or more (2 threads on a 2-core VM)
+spaces = ["OpenMP"]
+copies = ["none"]
+[vector_poly]
+sizes = [4_000_000, 8_000_000]
+dtypes = ["float64", "float32"]
+[stream_copy]
+sizes = [8_000_000, 16_000_000]
+dtypes = ["float64", "float32"]
+[dot]
+sizes = [8_000_000, 16_000_000]
+dtypes = ["float64", "float32"]
+variants = ["native", "vendor"]
+DECK
+export OMP_NUM_THREADS=2
+launch="taskset -c 0,1"
+$launch true 2>/dev/null || launch=""
+run quiet "$out/hog.toml" --set calibrate=none
+"$python" -c 'while True: pass' &
+hog=$!
+[ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
+run loaded "$out/hog.toml" --set calibrate=none
+kill "$hog"
+judge "(b) a hog on one of the two CPUs" "$out/quiet" "$out/loaded" "slower"
