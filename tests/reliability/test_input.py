@@ -137,7 +137,7 @@ class CommandTest(Case):
                                   f"did you mean '{nearest}'?")
         p = portalab("deploy")
         self.assert_bad_input(p, "'deploy' is not a portalab command (run, calibrate, list, "
-                                 "info, help, db, health)")
+                                 "info, help, db, health, verdicts)")
         self.assertNotIn("did you mean", p.stderr)
 
     def test_no_command(self):
