@@ -111,6 +111,9 @@ nlohmann::json judge(const nlohmann::json& request) {
         noise_pairs.emplace_back(*b.ms, *n.ms);
   }
   const store::Noise noise(noise_pairs, min_noise);
+  for (std::size_t i = 0; i < repeated.size(); ++i)
+    if (const auto& b = measures[i].first; b.ms && *b.ms > 0)
+      repeated[i].min_change = std::expm1(sigmas * noise.sigma(*b.ms));
 
   const auto tested = store::verdicts_by_test(repeated, alpha, tolerance);
   nlohmann::json out = nlohmann::json::array();

@@ -60,6 +60,14 @@ TEST(Verdict, HolmCountsEveryPairComparedTogether) {
   }
 }
 
+TEST(Verdict, TheChangeMustAlsoExceedTheRunToRunNoise) {
+  RepeatedPair doubled = pair(around(1.0, 20, 0.05), around(2.0, 20, 0.05));
+  doubled.min_change = 0.5;  // a change of +100% exceeds it
+  EXPECT_EQ(verdicts_by_test({doubled})[0].verdict, "slower");
+  doubled.min_change = 1.5;  // two runs that differ by 150% anyway: no verdict
+  EXPECT_EQ(verdicts_by_test({doubled})[0].verdict, "same");
+}
+
 TEST(Verdict, ChecksAndMissingRepetitionsAreSaidNotTested) {
   const auto v = verdicts_by_test({{"PASS", "FAIL", {1.0}, {1.0}},
                                    {"FAIL", "PASS", {1.0}, {1.0}},

@@ -428,6 +428,8 @@ History history(Connection& db, const HistoryOptions& o) {
       family.push_back(std::move(repeated[i]));
       family.back().base_check = r.runs[*r.base].m.check;
       family.back().now_check = r.runs.back().m.check;
+      if (const auto& ms = r.runs[*r.base].m.ms; ms && *ms > 0)
+        family.back().min_change = std::expm1(o.sigmas * noise.sigma(*ms));
     }
   const auto tested = verdicts_by_test(family, o.alpha, o.tolerance);
   for (std::size_t k = 0; k < judged.size(); ++k) {

@@ -153,7 +153,8 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
   for (std::size_t k = 0; k < tested.size(); ++k) {
     TestedVerdict& v = out[tested[k]];
     v.p_adjusted = adjusted[k];
-    const bool differs = v.change && std::abs(*v.change) > tolerance;
+    const bool differs = v.change &&
+                         std::abs(*v.change) > std::max(tolerance, pairs[tested[k]].min_change);
     v.verdict = adjusted[k] <= alpha && differs ? (*v.change > 0 ? "slower" : "faster") : "same";
   }
   return out;

@@ -64,6 +64,10 @@ constexpr double default_tolerance = 0.03;  // a change of the median smaller is
 struct RepeatedPair {
   std::string base_check, now_check;
   std::vector<double> base_ms, now_ms;
+  // The run-to-run noise the change must also exceed (relative): two runs
+  // of one build differ by more than their repetitions' spread, and with
+  // hundreds of repetitions the test is sure of any such drift.
+  double min_change = 0.0;
 };
 
 struct TestedVerdict {

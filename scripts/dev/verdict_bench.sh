@@ -3,7 +3,7 @@
 # compare.py's verdicts are false, and how often they find a real change.
 #   (a) the default deck twice on one build, compared (--phase kernel):
 #       every FASTER or SLOWER is a false verdict;
-#   (b) a deck of OpenMP rows of 1 ms or more, 2 threads on CPUs 0-1, run
+#   (b) a deck of OpenMP rows of a millisecond or more, 2 threads on CPUs 0-1, run
 #       quiet and then with a CPU hog on CPU 1: the share said SLOWER.
 # Each comparison twice: by the U test on the repetitions (the files as
 # written), and by the older rule (the same files, repetitions removed).
@@ -58,9 +58,9 @@ run default-1 "$here/inputs/default.toml"
 run default-2 "$here/inputs/default.toml"
 judge "(a) default deck twice" "$out/default-1" "$out/default-2" "faster,slower"
 
-# (b) rows of 1 ms or more on two threads, quiet and with a hog on one of their CPUs
+# (b) rows of a millisecond or more on two threads, quiet and with a hog on one of their CPUs
 cat >"$out/hog.toml" <<'DECK'
-# verdict_bench.sh's rows of 1 ms or more (2 threads on a 2-core VM)
+# verdict_bench.sh's rows of a millisecond or more (2 threads on a 2-core VM)
 spaces = ["OpenMP"]
 copies = ["none"]
 [vector_poly]
