@@ -715,9 +715,10 @@ class HistoryTest(StoreCase):
         self.assertTrue(line["noisy"].startswith("SAME NOISY "), line["noisy"])
         self.assertNotIn("NOISY", line["slight"])
         self.assertIn("test: 9 rows", p.stdout)
-        # A tolerance below the change: slower, no regression (under --threshold).
+        # A tolerance and a noise floor below the change: slower, no
+        # regression (under --threshold). The default floor (4 x 1%) hides it.
         p = portalab("db", "history", "--db", self.db, "--json", "--tolerance", "0.01",
-                     "--experiment", "slight")
+                     "--min-noise", "0.001", "--experiment", "slight")
         self.assertEqual(p.returncode, 0, p.stderr)
         r, = json.loads(p.stdout)["rows"]
         self.assertEqual((r["verdict"], r["regression"]), ("SLOWER", False))
