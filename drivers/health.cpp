@@ -247,10 +247,10 @@ int run_health_command(const HealthCommand& c, int& kokkos_argc, char** kokkos_a
   DeckOverrides overrides;
   overrides.set = c.set;
   overrides.spaces = c.spaces.empty() ? default_spaces() : c.spaces;
-  const int run_code = Session({c.deck, out, overrides, std::nullopt, false, std::nullopt,
-                                command_line},
-                               kokkos_argc, kokkos_argv)
-                           .run();
+  const int run_code =
+      Session({c.deck, out, overrides, std::nullopt, false, std::nullopt, {}, command_line},
+              kokkos_argc, kokkos_argv)
+          .run();
   // Bad input, or a signal: said by the run, nothing to judge.
   if (run_code == exit_bad_input || run_code > 128) return run_code;
   int code = 0;

@@ -120,6 +120,15 @@ int portalab_main(int argc, char** argv) {
                    "around each repetition, outside its timing: on (default, or the deck's "
                    "`energy` key) or off (NVML never loaded)")
       ->check(CLI::IsMember({"on", "off"}));
+  portalab::RepetitionOrder order;
+  run_cmd
+      ->add_option("--seed", order.seed,
+                   "the seed of the shuffled order in which a case's variants take turns at "
+                   "repetitions (default: a new one each run, recorded in the provenance)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_flag("--in-order", order.in_order,
+                    "each variant's repetitions in one block, the variants as the deck lists "
+                    "them, as a profiler's timeline reads best (default: interleaved)");
   bool dry = false;
   run_cmd->add_flag("--dry-run", dry,
                     "list the entries with their bytes and estimated times; run nothing");
@@ -255,7 +264,8 @@ int portalab_main(int argc, char** argv) {
       return portalab::calibrate_session({cal_out, cal_spaces, cal_quick, cal_energy == "on",
                                           command},
                                          kokkos_argc, kokkos_args.data());
-    return portalab::Session({deck_path, out, overrides, calibration_path, dry, energy, command},
+    return portalab::Session({deck_path, out, overrides, calibration_path, dry, energy, order,
+                              command},
                              kokkos_argc, kokkos_args.data())
         .run();
   } catch (const portalab::InputError& e) {

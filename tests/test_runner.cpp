@@ -8,12 +8,16 @@
 #include "results/provenance.hpp"
 #include "engine/runner.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 
 namespace portalab {
 namespace {
@@ -71,6 +75,42 @@ class Unserved {
   Mirrored<T*, Space> m_x, m_z;
 };
 
+// Copies x into z in three variants, each call written down in `calls` (the
+// variant's index; a check: `checked`): the order in which a case's
+// variants ran.
+std::vector<int> calls;
+constexpr int checked = 9;
+template <class Space, class T>
+class Logged {
+ public:
+  Logged(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
+      : m_x(ctx, "x", In{0.0, 1.0}, n), m_z(ctx, "z", Out{}, n) {}
+  static auto variants() {
+    return std::array{Variant<Logged>{.name = "a", .run = &Logged::a},
+                      Variant<Logged>{.name = "b", .run = &Logged::b},
+                      Variant<Logged>{.name = "c", .run = &Logged::c}};
+  }
+  void a(RunState<Space>& s) { copy(s, 0); }
+  void b(RunState<Space>& s) { copy(s, 1); }
+  void c(RunState<Space>& s) { copy(s, 2); }
+  Check verify() const {
+    calls.push_back(checked);
+    const T* x = m_x.host().data();
+    return compare_elementwise(
+        m_z.host().data(), static_cast<std::int64_t>(m_z.size()),
+        [&](std::int64_t i) { return static_cast<double>(x[i]); }, elementwise_tolerance<T>(1));
+  }
+  static Work work(std::size_t n, const Parameters&) { return {2.0 * sizeof(T) * n, 0}; }
+  static std::size_t footprint(std::size_t n, const Parameters&) { return 2 * sizeof(T) * n; }
+
+ private:
+  void copy(RunState<Space>& s, int variant) {
+    calls.push_back(variant);
+    Kokkos::deep_copy(s.exec(), m_z.device(), m_x.device());
+  }
+  Mirrored<T*, Space> m_x, m_z;
+};
+
 // The program's experiments and those of the tests, in a registry of the
 // tests': the program's registry never sees them.
 const Registry& test_registry() {
@@ -110,6 +150,12 @@ const Registry& test_registry() {
             row.set_metric("kernel_ms", row.kernel_ms);
           }
         });
+    register_experiment<Logged, double>(r, {
+                                               .name = "test_logged",
+                                               .summary = "three variants whose calls are logged",
+                                               .default_sizes = {100},
+                                               .default_dtypes = {"float64"},
+                                           });
     return r;
   }();
   return registry;
@@ -390,6 +436,100 @@ degree = 3
   EXPECT_EQ(summary.to_json()["not_applicable"], expected);
 }
 #endif
+
+}  // namespace
+}  // namespace portalab
+
+namespace portalab {
+namespace {
+
+// The order a seed gives is the generator's, written in once: the same in
+// every build and standard library (a seed in a results file repeats it).
+TEST(Order, ASeedGivesOneOrderInEveryBuild) {
+  std::vector<std::size_t> order{0, 1, 2, 3, 4};
+  std::mt19937_64 rng(42);
+  shuffle(order, rng);
+  std::vector<std::size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::size_t>{0, 1, 2, 3, 4}));  // a permutation
+  EXPECT_EQ(order, (std::vector<std::size_t>{2, 3, 4, 0, 1}));
+  std::vector<std::size_t> again{0, 1, 2, 3, 4};
+  std::mt19937_64 same(42);
+  shuffle(again, same);
+  EXPECT_EQ(again, order);
+  // Every one of the 6 orders of three turns up within a few draws.
+  std::set<std::vector<std::size_t>> seen;
+  std::mt19937_64 more(7);
+  for (int i = 0; i < 200; ++i) {
+    std::vector<std::size_t> three{0, 1, 2};
+    shuffle(three, more);
+    seen.insert(three);
+  }
+  EXPECT_EQ(seen.size(), 6u);
+}
+
+// The calls a run of test_logged made: its three variants at `reps` each,
+// with the order given (or in order, without).
+std::vector<int> logged_calls(std::optional<std::uint64_t> seed, int reps = 8) {
+  const Deck deck = parse_deck(fmt::format(R"(
+warmups = 2
+spaces = ["Serial"]
+copies = ["none"]
+[test_logged]
+sizes = [100]
+reps = {}
+)",
+                                           reps),
+                               "logged.toml", test_registry().catalog());
+  RunOptions options;
+  options.registry = &test_registry();
+  options.order_seed = seed;
+  calls.clear();
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  EXPECT_EQ(summary.results.size(), 3u);
+  for (const Result& r : summary.results) {
+    EXPECT_EQ(r.status, Status::pass) << r.variant << ": " << r.note;
+    EXPECT_EQ(r.kernel_reps_ms.size(), static_cast<std::size_t>(reps));
+  }
+  // The rows in the deck's order, whatever order they ran in.
+  if (summary.results.size() == 3) {
+    EXPECT_EQ(summary.results[0].variant, "a");
+    EXPECT_EQ(summary.results[2].variant, "c");
+  }
+  return calls;
+}
+
+// Each variant's cold call and warm-ups come first, in the listed order, each
+// then checked (the check before the timed calls, which overwrite the
+// outputs); the timed repetitions follow in rounds, each round every
+// variant once in a shuffled order: the same for the same seed; without one,
+// each variant whole.
+TEST(Order, TheVariantsOfACaseTakeTurnsInASeededShuffledOrder) {
+  const std::vector<int> got = logged_calls(123);
+  // The cold call and two warm-ups, then the check.
+  const std::vector<int> prepared{0, 0, 0, checked, 1, 1, 1, checked, 2, 2, 2, checked};
+  const std::size_t p = prepared.size();
+  ASSERT_EQ(got.size(), p + 3 * 8);
+  EXPECT_EQ(std::vector<int>(got.begin(), got.begin() + p), prepared);
+  int shuffled_rounds = 0;
+  for (std::size_t round = 0; round < 8; ++round) {
+    std::vector<int> turn(got.begin() + p + 3 * round, got.begin() + p + 3 * (round + 1));
+    if (turn != std::vector<int>{0, 1, 2}) ++shuffled_rounds;
+    std::sort(turn.begin(), turn.end());
+    EXPECT_EQ(turn, (std::vector<int>{0, 1, 2})) << "round " << round;
+  }
+  EXPECT_GT(shuffled_rounds, 0);  // 8 rounds in the listed order: (1/6)^8
+  EXPECT_EQ(logged_calls(123), got);
+  EXPECT_NE(logged_calls(124), got);
+  // Without a seed: each variant whole, its repetitions in one block and
+  // then its check (of their outputs), as a profile's ranges expect.
+  std::vector<int> blocks;
+  for (int v = 0; v < 3; ++v) {
+    blocks.insert(blocks.end(), 3 + 8, v);
+    blocks.push_back(checked);
+  }
+  EXPECT_EQ(logged_calls(std::nullopt), blocks);
+}
 
 }  // namespace
 }  // namespace portalab

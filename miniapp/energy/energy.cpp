@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -542,8 +543,8 @@ struct EnergyLog::Sampler {
   std::thread thread;
 };
 
-EnergyLog::EnergyLog(EnergyMeters& meters, bool gpu)
-    : m_meters(meters), m_device_row(gpu), m_gpu(gpu && meters.gpu) {}
+EnergyLog::EnergyLog(EnergyMeters& meters, bool gpu, bool interleaved)
+    : m_meters(meters), m_device_row(gpu), m_gpu(gpu && meters.gpu), m_interleaved(interleaved) {}
 
 EnergyLog::~EnergyLog() { stop_sampler(); }
 
@@ -643,8 +644,9 @@ void EnergyLog::rep_start() {
     if (m_gpu && !m_sampler) start_sampler();
   }
   // Not read again: what ran since the last repetition's end (the gate
-  // between repetitions) is in the window's joules either way.
-  m_rep_start = m_kernel_start = first ? m_first : m_last;
+  // between repetitions) is in the window's joules either way; unless
+  // another row's repetition ran since.
+  m_rep_start = m_kernel_start = first ? m_first : m_interleaved ? read() : m_last;
   m_rep_started = m_kernel_started = Clock::now();
 }
 
@@ -693,6 +695,7 @@ EntryEnergy EnergyLog::finish() {
     // that fell between two repetitions was lost to the sum when each was
     // read in line (a sixth of a gemm's joules: docs/performance.md, "Energy").
     s.joules = *last - *first;
+    if (m_interleaved) s.joules = std::accumulate(rep.begin(), rep.end(), 0.0);
     for (double j : kernel) s.kernel_joules += j;
     // All repetitions together, not the median one: NVML's counter moves
     // less often than a short repetition lasts, so most such repetitions read
@@ -700,7 +703,7 @@ EntryEnergy EnergyLog::finish() {
     s.joules_per_rep = s.joules / static_cast<double>(rep.size());
     s.kernel_joules_per_rep = kernel.empty() ? 0.0
                                              : s.kernel_joules / static_cast<double>(kernel.size());
-    s.seconds = window_s > 0 ? window_s : seconds;
+    s.seconds = window_s > 0 && !m_interleaved ? window_s : seconds;
     s.mean_power_w = s.seconds > 0 ? s.joules / s.seconds : 0;
     s.reps = static_cast<int>(rep.size());
     s.reps_counted = static_cast<int>(

@@ -155,8 +155,10 @@ EntryEnergy sum_over_ranks(const std::vector<EntryEnergy>& ranks,
 // last.
 class EnergyLog {
  public:
-  // gpu: read the GPU too (a device row).
-  EnergyLog(EnergyMeters& meters, bool gpu);
+  // gpu: read the GPU too (a device row). interleaved: other rows'
+  // repetitions run between this one's, so its joules are the sum over its
+  // own repetitions rather than the counters' move over its whole window.
+  EnergyLog(EnergyMeters& meters, bool gpu, bool interleaved = false);
   ~EnergyLog();  // stops the sampler
   EnergyLog(const EnergyLog&) = delete;
   EnergyLog& operator=(const EnergyLog&) = delete;
@@ -194,6 +196,7 @@ class EnergyLog {
   EnergyMeters& m_meters;
   bool m_device_row;  // the row's GPU is to be read
   bool m_gpu;         // ... and can be
+  bool m_interleaved;
   // The CPU: a repetition's start is the last one's end, and without a copy
   // out its end is its kernel's.
   Reading m_rep_start, m_kernel_start, m_kernel_end, m_first, m_last;

@@ -1,4 +1,4 @@
-// A row from every rank's part of an entry (engine/run_entry.hpp): each rank
+// A row from every rank's part of an entry (engine/run_case.hpp): each rank
 // sends rank 0 its samples, check and energy (rank_part); rank 0 makes the
 // entry's one row of them (combine). One rank alone makes its row of its own
 // samples (finish_row).

@@ -30,7 +30,7 @@ struct PlannedEntry {
 struct PlanOptions {
   const Calibration* limits = nullptr;  // estimates need them
   // Kokkos is initialised: ask which variants each space can run and whether
-  // each case fits in the free memory, as run_entry will.
+  // each case fits in the free memory, as run_case will.
   bool ask_spaces = false;
   int world_size = 1;  // the ranks of the run: an entry on more is not run
 };

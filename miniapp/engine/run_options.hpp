@@ -1,5 +1,5 @@
 // The settings of a run, passed down from the Session (engine/session.hpp)
-// to the loop (engine/runner.hpp) and each entry (engine/run_entry.hpp).
+// to the loop (engine/runner.hpp) and each case (engine/run_case.hpp).
 #pragma once
 
 #include "limits/calibrate.hpp"
@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -44,6 +45,10 @@ struct RunOptions {
   // The energy meters read around each timed repetition (energy.hpp);
   // nullptr: no energy figures (--energy off).
   EnergyMeters* energy = nullptr;
+  // The seed of the order in which a case's variants take their turns at
+  // repetitions (run_case), the same on every rank; empty: each variant's
+  // repetitions in one block, the variants as listed.
+  std::optional<std::uint64_t> order_seed;
 };
 
 }  // namespace portalab

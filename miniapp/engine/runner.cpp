@@ -149,35 +149,42 @@ RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const R
     ~Unset() { watchdog = nullptr; }
   } unset;
   CaseSlot slot;
+  // The order of each case's repetitions, alike on every rank (one seed).
+  std::optional<std::mt19937_64> order;
+  if (options.order_seed) order.emplace(*options.order_seed);
   std::size_t case_first_row = 0;
   std::string current;  // the entry in progress, named if a signal abandons it
   try {
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      // A signal that came before this entry (during calibration, or while
+    for (std::size_t first = 0; first < entries.size();) {
+      // A signal that came before this case (during calibration, or while
       // the last one's files were written) abandons none; every rank learns
       // of it at the same gate.
       current.clear();
       if (const int sig = all.gate(true, interrupt_signal()).signal) throw Interrupted(sig);
-      const Entry& e = entries[i];
-      current = e.describe();
+      std::size_t end = first + 1;
+      while (end < entries.size() && entries[end].case_id == entries[first].case_id) ++end;
+      const std::span<const Entry> entries_of_case(entries.begin() + first, entries.begin() + end);
+      const Entry& e = entries[first];
+      current = entries_of_case.size() == 1
+                    ? e.describe()
+                    : fmt::format("{} ({} variants)", e.describe(), entries_of_case.size());
       if (watchdog) watchdog->at(current);
-      Result r = run_entry(e, slot, options);
-      relate_to_one_rank(r, sink.results(), one_rank);
-      sink.record(std::move(r));
-      const bool last = i + 1 == entries.size();
-      if (last || entries[i + 1].case_id != e.case_id) {
-        // Several ranks would have to re-measure together: one rank only.
-        if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
-        // The figures relating the case's variants (ExperimentInfo::relate).
-        if (e.experiment->relate && case_first_row < sink.rows()) {
-          std::vector<CaseRow> rows = case_rows(sink.rows_from(case_first_row));
-          e.experiment->relate(rows);
-          sink.changed(case_first_row);
-        }
-        case_first_row = sink.rows();
+      for (Result& r : run_case(entries_of_case, slot, options, order ? &*order : nullptr)) {
+        relate_to_one_rank(r, sink.results(), one_rank);
+        sink.record(std::move(r));
       }
-      if (last || entries[i + 1].experiment != e.experiment)
+      // Several ranks would have to re-measure together: one rank only.
+      if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
+      // The figures relating the case's variants (ExperimentInfo::relate).
+      if (e.experiment->relate && case_first_row < sink.rows()) {
+        std::vector<CaseRow> rows = case_rows(sink.rows_from(case_first_row));
+        e.experiment->relate(rows);
+        sink.changed(case_first_row);
+      }
+      case_first_row = sink.rows();
+      if (end == entries.size() || entries[end].experiment != e.experiment)
         sink.experiment_done(e.experiment->name);
+      first = end;
     }
   } catch (const Interrupted& signal) {
     sink.interrupted(signal.signal, current);

@@ -2,9 +2,10 @@
 // three stages, a file each:
 //   expand     the deck into entries, one per result row, in run order
 //              (engine/expand.hpp)
-//   run_entry  one entry into a Result: set up (or reuse) its case, time its
-//              phases (cold call, warm-ups, fenced repetitions), check it; with
-//              several ranks, their parts combined (engine/run_entry.hpp)
+//   run_case   one case's entries into Results: set up its case once, time
+//              each variant's phases (cold call, warm-ups, fenced repetitions,
+//              the variants taking turns), check each; with several ranks,
+//              their parts combined (engine/run_case.hpp)
 //   Sink       the rows written: progress, speedups, tables and the result
 //              files (engine/sink.hpp)
 // Between them the loop relates the rows (a row on several ranks to the same
@@ -13,7 +14,7 @@
 #pragma once
 
 #include "deck/deck.hpp"
-#include "engine/run_entry.hpp"
+#include "engine/run_case.hpp"
 #include "engine/expand.hpp"
 #include "results/result.hpp"
 #include "engine/sink.hpp"

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -342,7 +343,9 @@ int Session::agree() {
             fmt::format("spaces: {}", fmt::join(m_spaces, ",")),
             m_limits ? "limits: " + content_hash(to_json(*m_limits).dump())
                      : "calibrate: " + m_deck.calibrate,
-            fmt::format("energy: {}", energy_on(m_request, m_deck) ? "on" : "off"), stores};
+            fmt::format("energy: {}", energy_on(m_request, m_deck) ? "on" : "off"),
+            stores,
+            fmt::format("order: {}", m_request.order.in_order ? "in order" : "shuffled")};
     m_entries = expand(m_deck, global_registry(), all.size());
     for (auto& line : entry_lines(m_entries)) plan.push_back(std::move(line));
   });
@@ -396,6 +399,31 @@ void Session::set_up(double init_ms, const std::vector<std::string>& kokkos_give
   auto& meters = m_meters;
   if (energy_on(m_request, deck))
     meters = EnergyMeters::open(rank_provenance().value("device", nlohmann::json()));
+  // The order of the variants' repetitions: rank 0's choice and seed on every
+  // rank, recorded so that --seed repeats it. Under a profiler that records
+  // NVTX ranges (Nsight Systems loads its injection library so), each
+  // variant's in one block unless a seed is given: a timeline, and
+  // scripts/dev/nsys_check.py, read one variant's measurement at a time.
+  std::string why;
+  if (m_request.order.in_order)
+    why = "--in-order";
+  else if (!m_request.order.seed &&
+           (std::getenv("NVTX_INJECTION64_PATH") || std::getenv("NVTX_INJECTION32_PATH")))
+    why = "a profiler records the NVTX ranges; --seed N interleaves anyway";
+  std::string seed = "-";
+  if (why.empty())
+    seed = std::to_string(m_request.order.seed.value_or(
+        (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()));
+  const std::string decided = all.size() > 1 ? all.broadcast(seed + " " + why) : seed + " " + why;
+  const auto space = decided.find(' ');
+  if (decided.substr(0, space) != "-") {
+    m_options.order_seed = std::stoull(decided.substr(0, space));
+    provenance["repetition_order"] = {{"order", "shuffled"},
+                                      {"seed", *m_options.order_seed},
+                                      {"seed_given", m_request.order.seed.has_value()}};
+  } else {
+    provenance["repetition_order"] = {{"order", "in order"}, {"why", decided.substr(space + 1)}};
+  }
   const nlohmann::json places = gather_rank_places(meters ? &*meters : nullptr);
   m_options.rank_places = places;
   provenance["ranks"] = places;
@@ -415,6 +443,14 @@ void Session::set_up(double init_ms, const std::vector<std::string>& kokkos_give
     print_to(stderr, "warning: {}\n", w);
   if (const auto w = serial_beside_threads_warning(m_spaces); root && !w.empty())
     print_to(stderr, "warning: {}\n", w);
+  if (root)
+    print_to(stderr, "{}\n",
+             m_options.order_seed
+                 ? fmt::format("order: the variants of a case take turns at repetitions, "
+                               "shuffled with seed {} (--seed {} repeats it)",
+                               *m_options.order_seed, *m_options.order_seed)
+                 : fmt::format("order: each variant's repetitions in one block ({})",
+                               provenance["repetition_order"]["why"].get<std::string>()));
   if (root)
     print_to(stderr, "energy: {}\n",
              meters ? meters->summary()

@@ -6,7 +6,7 @@
 //   set up    Kokkos, provenance, the energy meters, banners and warnings
 //   limits    calibrated (or read), the host stores they choose; --dry-run
 //             stops at the plan's estimates
-//   loop      run_deck (engine/runner.hpp): run_entry measures each entry,
+//   loop      run_deck (engine/runner.hpp): run_case measures each case,
 //             its ranks' parts combined, the Sink writes the rows
 //   end       the report on stdout, one exit status on every rank
 // `portalab calibrate` and `portalab info` are sessions of their own.
@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -29,6 +30,12 @@ namespace portalab {
 
 struct RunSummary;
 
+// --seed and --in-order: how the repetitions of a case's variants take turns.
+struct RepetitionOrder {
+  std::optional<std::uint64_t> seed;  // empty: drawn by rank 0
+  bool in_order = false;              // each variant's repetitions in one block
+};
+
 // `portalab run` as the command line asks it.
 struct RunRequest {
   std::string deck;  // a path, or a name looked for (deck_search.hpp)
@@ -37,6 +44,7 @@ struct RunRequest {
   std::optional<std::string> calibration;  // --calibration FILE: limits not measured
   bool dry = false;                        // --dry-run
   std::optional<std::string> energy;       // --energy on|off, over the deck's key
+  RepetitionOrder order;                   // --seed, --in-order
   std::vector<std::string> command;        // the whole command line, for provenance
 };
 

@@ -2,7 +2,7 @@
 // written: progress lines, speedups, console tables and the result files.
 #pragma once
 
-#include "engine/run_entry.hpp"
+#include "engine/run_case.hpp"
 #include "results/result.hpp"
 #include "results/result_files.hpp"
 

@@ -12,7 +12,7 @@ launch traced as a whole; columns as an nsys 2024.3 export has them), _RUNTIME
 share their cudaGraphLaunch's), TARGET_INFO_SESSION_START_TIME. Global ids are
 serialized as nsys does: pid in bits 24-47, tid in bits 0-23.
 
-`portalab_run` lays out the ranges run_entry.cpp opens for a list of result
+`portalab_run` lays out the ranges run_case.cpp opens for a list of result
 rows and fills each phase with the GPU work a Cuda run would show; `faults`
 breaks one property at a time, for the checker's tests.
 """

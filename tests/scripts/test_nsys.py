@@ -1,6 +1,6 @@
 """Tests of scripts/portalab/nsys_sqlite.py, dev/nsys_check.py and timeline.py on
 synthetic Nsight Systems exports (fake_nsys.py: the real tables and columns,
-portalab's ranges as run_entry.cpp opens them): exports that must pass the
+portalab's ranges as run_case.cpp opens them): exports that must pass the
 checker, and exports each broken in one way that must fail it.
 
     python3 tests/scripts/test_nsys.py [TestClass...]

@@ -77,7 +77,7 @@ struct State {
   bool global_fences = false;
   // The kernel phase open now ("portalab/E/S", cold or not) and, per entry,
   // what the kernel phases of its measurement under way raised: the cold
-  // call's, then the repetitions'.
+  // calls', then the repetitions'.
   std::string phase;
   bool phase_cold = false;
   struct Measurement {
@@ -248,8 +248,10 @@ void kokkosp_push_profile_region(const char* name) {
     bool cold = false;
     if (std::string entry = kernel_phase(name, cold); !entry.empty()) {
       if (!s.phase.empty()) s.problem("\"" + std::string(name) + "\" inside \"" + s.phase + "\"");
-      if (cold) {  // the entry's next measurement begins
-        s.compare(entry);
+      if (cold) {  // after repetitions, the entry's next measurement begins
+        // (the cold calls of a case's variants come together, then their
+        // repetitions, which take turns: compared with all their cold calls)
+        if (!s.measuring[entry].timed.empty()) s.compare(entry);
         s.measuring[entry].cold_seen = true;
       }
       s.phase = entry;

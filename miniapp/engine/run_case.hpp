@@ -1,6 +1,7 @@
-// The second stage of a run (engine/runner.hpp): one entry measured into a
-// Result, its case set up (or reused), its phases timed (cold call, warm-ups,
-// fenced repetitions) and checked; with several ranks, every rank passes the
+// The second stage of a run (engine/runner.hpp): the entries of one case
+// measured into Results, the case set up once, each variant's phases timed
+// (cold call, warm-ups, fenced repetitions, the variants' repetitions
+// interleaved) and checked; with several ranks, every rank passes each
 // entry's gates together and rank 0 combines their parts into one row.
 #pragma once
 
@@ -16,7 +17,10 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace portalab {
 
@@ -46,9 +50,18 @@ class CaseSlot {
   std::string m_note;
 };
 
-// Measures one entry: applicability, its case, the cold call, warm-ups and
-// repetitions (each fenced), the check. Throws Interrupted at a safe point.
-Result run_entry(const Entry& e, CaseSlot& slot, const RunOptions& options);
+// Measures the entries of one case (its variants, adjacent in the plan) into
+// their rows, in the listed order: for each, its applicability, the case
+// (made once), the cold call, warm-ups and check; then their timed
+// repetitions interleaved, round after round in an order shuffled by
+// `order` (each variant's as one block where it is null). Throws
+// Interrupted at a safe point.
+std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
+                             const RunOptions& options, std::mt19937_64* order);
+
+// Puts `order` in a random order drawn from rng: the same on every build
+// for the same seed.
+void shuffle(std::vector<std::size_t>& order, std::mt19937_64& rng);
 
 // Whether a rank wants another timed repetition of e, having timed kernel_ms
 // over elapsed_s: a fixed count until it is reached; adaptive ones until the
