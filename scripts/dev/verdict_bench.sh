@@ -4,7 +4,8 @@
 #   (a) the default deck twice on one build, compared (--phase kernel):
 #       every FASTER or SLOWER is a false verdict;
 #   (b) a deck of OpenMP rows of a millisecond or more, 2 threads on CPUs 0-1, run
-#       quiet and then with a CPU hog on CPU 1: the share said SLOWER.
+#       quiet twice and then with a CPU hog on CPU 1: the share said SLOWER,
+#       the run-to-run noise measured on the two quiet runs (--noise-from).
 # Each comparison twice: by the U test on the repetitions (the files as
 # written), and by the older rule (the same files, repetitions removed).
 # Prints one line per comparison and the time each run took.
@@ -28,7 +29,8 @@ run() {  # name, then portalab run's arguments
   echo "run $name: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}') s"
 }
 
-judge() {  # label, base, new, the verdict that counts as found
+judge() {  # label, base, new, the verdict that counts as found[, compare.py's options]
+  local extra=("${@:5}")
   for rule in test older; do
     local b=$2 n=$3
     if [ $rule = older ]; then  # the same files without their repetitions
@@ -40,7 +42,8 @@ json.dump(d, open(sys.argv[2], "w"))' "$side/results.json" "$side-older/results.
       done
       b=$2-older n=$3-older
     fi
-    "$python" "$here/scripts/compare.py" "$b" "$n" --phase kernel >"$out/compare.txt" 2>/dev/null
+    "$python" "$here/scripts/compare.py" "$b" "$n" --phase kernel "${extra[@]}" \
+      >"$out/compare.txt" 2>/dev/null
     "$python" - "$out/compare.txt" "$1" "$rule" "$4" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()[1:]
@@ -78,9 +81,12 @@ export OMP_NUM_THREADS=2
 launch="taskset -c 0,1"
 $launch true 2>/dev/null || launch=""
 run quiet "$out/hog.toml" --set calibrate=none
+run quiet-2 "$out/hog.toml" --set calibrate=none
+judge "(b0) the two quiet runs" "$out/quiet" "$out/quiet-2" "faster,slower"
 "$python" -c 'while True: pass' &
 hog=$!
 [ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
 run loaded "$out/hog.toml" --set calibrate=none
 kill "$hog"
-judge "(b) a hog on one of the two CPUs" "$out/quiet" "$out/loaded" "slower"
+judge "(b) a hog on one of the two CPUs" "$out/quiet" "$out/loaded" "slower" \
+  --noise-from "$out/quiet" "$out/quiet-2"
