@@ -1,6 +1,7 @@
 #include "verdicts.hpp"
 
 #include "deck/deck.hpp"
+#include "results/results_check.hpp"
 #include "store/verdict.hpp"
 #include "support/console.hpp"
 #include "support/text.hpp"
@@ -40,15 +41,8 @@ namespace {
 //    "noise_pairs": [[base_ms, new_ms], ...]}
 // SIDE: {"check", "ms", "min_ms", "max_ms", "std_ms", "reps", "repetitions"}
 // (numbers or null; repetitions a list of ms, or null before schema 5).
-std::optional<double> number(const nlohmann::json& side, const char* key) {
-  const auto it = side.find(key);
-  if (it == side.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
 double number_or(const nlohmann::json& doc, const char* key, double fallback) {
-  const auto v = number(doc, key);
+  const auto v = finite_number(doc, key);
   if (doc.contains(key) && !v)
     throw InputError(fmt::format("verdicts: \"{}\" must be a finite number", key));
   return v.value_or(fallback);
@@ -57,11 +51,11 @@ double number_or(const nlohmann::json& doc, const char* key, double fallback) {
 store::Measure measure(const nlohmann::json& side) {
   store::Measure m;
   m.check = side.value("check", std::string());
-  m.ms = number(side, "ms");
-  m.min_ms = number(side, "min_ms");
-  m.max_ms = number(side, "max_ms");
-  m.std_ms = number(side, "std_ms");
-  m.reps = number(side, "reps");
+  m.ms = finite_number(side, "ms");
+  m.min_ms = finite_number(side, "min_ms");
+  m.max_ms = finite_number(side, "max_ms");
+  m.std_ms = finite_number(side, "std_ms");
+  m.reps = finite_number(side, "reps");
   return m;
 }
 

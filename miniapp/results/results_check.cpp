@@ -440,4 +440,12 @@ nlohmann::json parse_journal(std::string_view text, const std::string& name) {
               {"results", std::move(rows)}};
 }
 
+std::optional<double> finite_number(const nlohmann::json& doc, const char* key) {
+  if (!doc.is_object()) return std::nullopt;
+  const auto it = doc.find(key);
+  if (it == doc.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
 }  // namespace portalab

@@ -15,6 +15,11 @@
 
 namespace portalab {
 
+// A field of a results document as the readers take it: a finite number,
+// else nullopt (absent, null, not a number, infinite or NaN). `doc` need not
+// be an object.
+std::optional<double> finite_number(const nlohmann::json& doc, const char* key);
+
 // The oldest schema_version read (scripts/portalab/schema.py's OLDEST_VERSION).
 inline constexpr int oldest_schema_version = 2;
 

@@ -194,14 +194,6 @@ std::string str(const nlohmann::json& j, const char* key) {
   return {};
 }
 
-std::optional<double> num(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
 const nlohmann::json& obj(const nlohmann::json& j, const char* key) {
   static const nlohmann::json empty = nlohmann::json::object();
   if (!j.is_object()) return empty;
@@ -427,7 +419,7 @@ std::optional<double> unsteady_ratio(const nlohmann::json& space, const std::str
     std::string name = str(u, "limit");
     const std::string dtype = str(u, "dtype");
     if (name == "gemm_gflops" && !dtype.empty()) name = "gemm_" + dtype + "_gflops";
-    const auto fastest = num(u, "fastest"), slowest = num(u, "slowest");
+    const auto fastest = finite_number(u, "fastest"), slowest = finite_number(u, "slowest");
     if (name != quantity || !fastest || !slowest || *fastest <= 0 || *slowest <= 0) continue;
     const bool best_of = u.contains("bytes") || u.contains("dtype");
     if (best_of && !quantity.starts_with("gemm_") && std::abs(*fastest - value) > 1e-6 * value)
@@ -561,15 +553,17 @@ class Importer {
       if (uuid.empty()) return;
       if (rank == 0) rank0_gpu = uuid;
       uuids.push_back(uuid);
-      auto integer = [&](const char* key) -> std::optional<double> { return num(settings, key); };
+      auto integer = [&](const char* key) -> std::optional<double> {
+        return finite_number(settings, key);
+      };
       m_gpu.bind(1, run)
           .bind(2, rank)
           .bind(3, rank_host)
           .bind(4, uuid)
           .bind(5, str(device, "pci_bus_id"))
           .bind(6, str(device, "name"))
-          .bind(7, num(settings, "power_limit_w"))
-          .bind(8, num(settings, "applications_sm_mhz"));
+          .bind(7, finite_number(settings, "power_limit_w"))
+          .bind(8, finite_number(settings, "applications_sm_mhz"));
       if (settings.contains("ecc") && settings["ecc"].is_boolean())
         m_gpu.bind(9, settings["ecc"].get<bool>() ? 1 : 0);
       m_gpu.bind(10, integer("ecc_uncorrected_errors"))
@@ -582,8 +576,8 @@ class Importer {
     for (const auto& r : ranks) {
       if (!r.is_object() || !r.contains("device")) continue;
       any_rank = true;
-      add_gpu(static_cast<int>(num(r, "rank").value_or(0)), str(r, "host"), obj(r, "device"),
-              obj(obj(r, "energy"), "gpu"));
+      add_gpu(static_cast<int>(finite_number(r, "rank").value_or(0)), str(r, "host"),
+              obj(r, "device"), obj(obj(r, "energy"), "gpu"));
     }
     if (!any_rank)
       for (const auto& d : obj(p, "devices"))
@@ -597,7 +591,7 @@ class Importer {
     // own GPU's too (provenance.ranks[k].calibration).
     add_limits(run, 0, rank0_gpu, obj(obj(p, "calibration"), "spaces"), true);
     for (const auto& r : ranks) {
-      const int rank = static_cast<int>(num(r, "rank").value_or(0));
+      const int rank = static_cast<int>(finite_number(r, "rank").value_or(0));
       const std::string uuid = str(obj(r, "device"), "uuid");
       if (rank > 0 && !uuid.empty())
         add_limits(run, rank, uuid, obj(obj(r, "calibration"), "spaces"), false);
@@ -613,24 +607,25 @@ class Importer {
       m_row.bind(1, run)
           .bind(2, series)
           .bind(3, *started)
-          .bind(4, static_cast<std::int64_t>(num(r, "ranks").value_or(1)))
+          .bind(4, static_cast<std::int64_t>(finite_number(r, "ranks").value_or(1)))
           .bind(5, str(r, "check"));
-      if (const auto reps = num(r, "reps")) m_row.bind(6, static_cast<std::int64_t>(*reps));
+      if (const auto reps = finite_number(r, "reps"))
+        m_row.bind(6, static_cast<std::int64_t>(*reps));
       int col = 7;
       const auto& stats = obj(r, "stats");
       for (const char* phase : {"h2d", "kernel", "d2h", "total"}) {
         const auto& st = obj(stats, phase);
-        m_row.bind(col, num(r, (std::string(phase) + "_ms").c_str()));
-        m_row.bind(col + 1, num(st, "min_ms"))
-            .bind(col + 2, num(st, "max_ms"))
-            .bind(col + 3, num(st, "std_ms"));
+        m_row.bind(col, finite_number(r, (std::string(phase) + "_ms").c_str()));
+        m_row.bind(col + 1, finite_number(st, "min_ms"))
+            .bind(col + 2, finite_number(st, "max_ms"))
+            .bind(col + 3, finite_number(st, "std_ms"));
         col += 4;
       }
-      m_row.bind(col, num(r, "bytes"))
-          .bind(col + 1, num(r, "flops"))
-          .bind(col + 2, num(r, "gbps"))
-          .bind(col + 3, num(r, "gflops"))
-          .bind(col + 4, num(r, "pct_of_limit"));
+      m_row.bind(col, finite_number(r, "bytes"))
+          .bind(col + 1, finite_number(r, "flops"))
+          .bind(col + 2, finite_number(r, "gbps"))
+          .bind(col + 3, finite_number(r, "gflops"))
+          .bind(col + 4, finite_number(r, "pct_of_limit"));
       // NULL where the results file predates paths (schema_version 2).
       if (const auto path = r.find("path"); path != r.end() && path->is_string())
         m_row.bind(col + 5, path->get<std::string>());
@@ -640,7 +635,8 @@ class Importer {
       if (const std::string suspect = str(obj(r, "limit"), "suspect"); !suspect.empty())
         m_row.bind(col + 7, suspect);
       // How steady the row is (results schema 5); NULL in older files.
-      m_row.bind(col + 8, num(r, "rel_ci95")).bind(col + 9, num(r, "noise_target"));
+      m_row.bind(col + 8, finite_number(r, "rel_ci95"))
+          .bind(col + 9, finite_number(r, "noise_target"));
       if (const std::string stopped = str(r, "stopped_by"); !stopped.empty())
         m_row.bind(col + 10, stopped);
       if (const auto noisy = r.find("noisy"); noisy != r.end() && noisy->is_boolean())
@@ -650,11 +646,11 @@ class Importer {
       add_energy(row, obj(r, "energy"));
       add_repetitions(row, obj(r, "repetitions"));
       for (const auto& pr : obj(r, "per_rank"))
-        if (pr.is_object() && num(pr, "rank"))
+        if (pr.is_object() && finite_number(pr, "rank"))
           m_rank_row.bind(1, row)
-              .bind(2, static_cast<std::int64_t>(*num(pr, "rank")))
-              .bind(3, num(pr, "kernel_ms"))
-              .bind(4, num(pr, "total_ms"))
+              .bind(2, static_cast<std::int64_t>(*finite_number(pr, "rank")))
+              .bind(3, finite_number(pr, "kernel_ms"))
+              .bind(4, finite_number(pr, "total_ms"))
               .run();
       ++rows;
       if ((i & 1023) == 1023) throw_if_interrupted();
@@ -724,18 +720,18 @@ class Importer {
     const auto& cpu = obj(e, "cpu");
     const bool gpu_read = gpu.is_object() && !gpu.empty() && !gpu.contains("not_available");
     const bool cpu_read = cpu.is_object() && !cpu.empty() && !cpu.contains("not_available");
-    const bool clocks = num(e, "sm_clock_mhz").has_value();
+    const bool clocks = finite_number(e, "sm_clock_mhz").has_value();
     if (!gpu_read && !cpu_read && !clocks) return;
     std::string reasons;
     for (const auto& r : obj(e, "clock_event_reasons"))
       if (r.is_string()) reasons += (reasons.empty() ? "" : ",") + r.get<std::string>();
     m_energy.bind(1, row)
-        .bind(2, gpu_read ? num(gpu, "joules_per_rep") : std::nullopt)
-        .bind(3, cpu_read ? num(cpu, "joules_per_rep") : std::nullopt)
-        .bind(4, num(e, "power_w"))
-        .bind(5, num(e, "sm_clock_mhz"))
-        .bind(6, num(e, "mem_clock_mhz"))
-        .bind(7, num(e, "temperature_c"))
+        .bind(2, gpu_read ? finite_number(gpu, "joules_per_rep") : std::nullopt)
+        .bind(3, cpu_read ? finite_number(cpu, "joules_per_rep") : std::nullopt)
+        .bind(4, finite_number(e, "power_w"))
+        .bind(5, finite_number(e, "sm_clock_mhz"))
+        .bind(6, finite_number(e, "mem_clock_mhz"))
+        .bind(7, finite_number(e, "temperature_c"))
         .bind(8, e.value("throttled", false) ? 1 : 0)
         .bind(9, reasons)
         .run();
@@ -954,12 +950,12 @@ std::vector<LimitFigure> limit_figures(const nlohmann::json& spaces) {
     };
     for (const char* q :
          {"memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps", "read_gbps"})
-      limit(q, num(s, q), "GB/s");
-    limit("launch_us", num(s, "launch_us"), "us");
+      limit(q, finite_number(s, q), "GB/s");
+    limit("launch_us", finite_number(s, "launch_us"), "us");
     for (const auto& [dtype, v] : obj(s, "gemm_gflops").items())
       if (v.is_number()) limit("gemm_" + dtype + "_gflops", v.get<double>(), "GFLOP/s");
     for (const auto& [kind, t] : obj(s, "transfers").items())
-      limit(kind + "_gbps", num(t, "best_gbps"), "GB/s");
+      limit(kind + "_gbps", finite_number(t, "best_gbps"), "GB/s");
   }
   return out;
 }
