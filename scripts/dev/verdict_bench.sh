@@ -3,7 +3,7 @@
 # compare.py's verdicts are false, and how often they find a real change.
 #   (a) the default deck twice on one build, compared (--phase kernel):
 #       every FASTER or SLOWER is a false verdict;
-#   (b) a deck of OpenMP rows of a millisecond or more, 2 threads on CPUs 0-1, run
+#   (b) a deck of OpenMP rows of a millisecond or more, 2 threads bound to CPUs 0-1, run
 #       quiet twice and then with a CPU hog on CPU 1: the share said SLOWER,
 #       the run-to-run noise measured on the two quiet runs (--noise-from).
 # Each comparison twice: by the U test on the repetitions (the files as
@@ -77,7 +77,11 @@ sizes = [8_000_000, 16_000_000]
 dtypes = ["float64", "float32"]
 variants = ["native", "vendor"]
 DECK
-export OMP_NUM_THREADS=2
+# Each thread bound to its core, so that the hog shares a core with one of
+# them in every row (with the first thread left free, as portalab places it
+# by default, the scheduler moves it off the hog's CPU in some rows and not
+# in others).
+export OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores
 launch="taskset -c 0,1"
 $launch true 2>/dev/null || launch=""
 run quiet "$out/hog.toml" --set calibrate=none
