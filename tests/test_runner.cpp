@@ -19,6 +19,8 @@
 #include <random>
 #include <set>
 
+#include <unistd.h>
+
 namespace portalab {
 namespace {
 
@@ -111,6 +113,32 @@ class Logged {
   Mirrored<T*, Space> m_x, m_z;
 };
 
+// Where test_journaled's relate reads the run's journal as it stands when a
+// case closes (empty: it reads none), and what it found there: rows lines
+// read, and each line that replaced rows or carried a row not yet related.
+std::filesystem::path journal_to_read;
+int journal_lines_read = 0;
+std::vector<std::string> journal_problems;
+
+void read_journal_so_far() {
+  if (journal_to_read.empty()) return;
+  std::ifstream in(journal_to_read);
+  std::string line;
+  std::size_t rows = 0;
+  journal_lines_read = 0;
+  for (bool first = true; std::getline(in, line); first = false) {
+    const auto update = nlohmann::json::parse(line);
+    if (first || !update.contains("first")) continue;  // the provenance
+    ++journal_lines_read;
+    if (update["first"].get<std::size_t>() != rows) journal_problems.push_back("replaces: " + line);
+    for (const auto& r : update["rows"]) {
+      if (!r.contains("metrics") || r["metrics"].value("rows", 0.0) != 2.0)
+        journal_problems.push_back("not related: " + r.dump());
+      ++rows;
+    }
+  }
+}
+
 // The program's experiments and those of the tests, in a registry of the
 // tests': the program's registry never sees them.
 const Registry& test_registry() {
@@ -149,6 +177,19 @@ const Registry& test_registry() {
             row.set_metric("passed", row.passed);
             row.set_metric("kernel_ms", row.kernel_ms);
           }
+        });
+    // test_related whose relate also reads the journal (read_journal_so_far).
+    register_experiment<Unserved, double, std::int64_t>(
+        r,
+        {
+            .name = "test_journaled",
+            .summary = "Unserved, related, reading the journal at each case's close",
+            .default_sizes = {100},
+            .default_dtypes = {"float64"},
+        },
+        [](std::span<CaseRow> rows) {
+          read_journal_so_far();
+          for (auto& row : rows) row.set_metric("rows", static_cast<double>(rows.size()));
         });
     register_experiment<Logged, double>(r, {
                                                .name = "test_logged",
@@ -370,6 +411,39 @@ dtypes = ["float64", "int64"]
     EXPECT_EQ(r.metric("kernel_ms"), r.kernel.median);
   }
   EXPECT_GT(summary.not_applicable, 0);  // int64's vendor rows: related too
+}
+
+// A case's rows are related before they are written: at each case's close
+// the journal has only ever appended (each line's "first" is the count of
+// rows before it), and every row in it carries what relate set. Without
+// limits, nothing is re-measured.
+TEST(Runner, TheJournalOnlyAppendsRowsAlreadyRelated) {
+  const Deck deck = parse_deck(R"(
+reps = 2
+warmups = 0
+copies = ["none"]
+[test_journaled]
+sizes = [10, 20]
+dtypes = ["float64", "int64"]
+)",
+                               "journaled.toml", test_registry().catalog());
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("portalab_append_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  RunOptions options;
+  options.registry = &test_registry();
+  options.out_dir = dir.string();
+  journal_to_read = dir / "results.jsonl";
+  journal_problems.clear();
+  const RunSummary summary = run_deck(deck, options, nlohmann::json::object());
+  journal_to_read.clear();
+  // A case per size, type and space, of two variants: at the last close,
+  // every other case's line was read.
+  const std::size_t cases = summary.results.size() / 2;
+  EXPECT_GE(cases, 4u);
+  EXPECT_GE(journal_lines_read, static_cast<int>(cases) - 1);
+  EXPECT_TRUE(journal_problems.empty()) << journal_problems.front();
+  std::filesystem::remove_all(dir);
 }
 
 #if defined(KOKKOS_ENABLE_SERIAL) && defined(KOKKOS_ENABLE_OPENMP)

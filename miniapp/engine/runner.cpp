@@ -35,18 +35,19 @@ std::vector<double> estimated_ms(std::span<const Entry> entries, const RunOption
 }
 
 // A row on k > 1 ranks against the same entry on one rank (expand puts it
-// first): how much faster the group's work went, and that over k.
-void relate_to_one_rank(Result& r, const std::vector<Result>& rows,
+// first, in an earlier case): how much faster the group's work went, and
+// that over k. `index`: where r will be among the run's rows.
+void relate_to_one_rank(Result& r, std::size_t index, const std::vector<Result>& rows,
                         std::map<std::string, std::size_t>& one_rank) {
   if (r.status != Status::pass) return;
   const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", r.experiment, r.variant, r.space,
                                       r.dtype, r.n, to_string(r.copies), to_string(r.parameters));
   if (r.ranks == 1) {
-    one_rank[key] = rows.size();
+    one_rank[key] = index;
     return;
   }
   const auto it = one_rank.find(key);
-  if (it == one_rank.end()) return;
+  if (it == one_rank.end() || it->second >= rows.size()) return;
   const Result& one = rows[it->second];
   const double work_k = r.bytes > 0 ? r.bytes : r.flops;
   const double work_1 = one.bytes > 0 ? one.bytes : one.flops;
@@ -152,7 +153,6 @@ RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const R
   // The order of each case's repetitions, alike on every rank (one seed).
   std::optional<std::mt19937_64> order;
   if (options.order_seed) order.emplace(*options.order_seed);
-  std::size_t case_first_row = 0;
   std::string current;  // the entry in progress, named if a signal abandons it
   try {
     for (std::size_t first = 0; first < entries.size();) {
@@ -169,19 +169,20 @@ RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const R
                     ? e.describe()
                     : fmt::format("{} ({} variants)", e.describe(), entries_of_case.size());
       if (watchdog) watchdog->at(current);
-      for (Result& r : run_case(entries_of_case, slot, options, order ? &*order : nullptr)) {
-        relate_to_one_rank(r, sink.results(), one_rank);
-        sink.record(std::move(r));
+      std::vector<Result> rows = run_case(entries_of_case, slot, options,
+                                          order ? &*order : nullptr);
+      // The case's figures relating rows, before any of its rows is written:
+      // to one rank, and the variants' (ExperimentInfo::relate).
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        relate_to_one_rank(rows[k], sink.rows() + k, sink.results(), one_rank);
+      if (e.experiment->relate && !rows.empty()) {
+        std::vector<CaseRow> views = case_rows(rows);
+        e.experiment->relate(views);
       }
+      const std::size_t case_first_row = sink.rows();
+      for (Result& r : rows) sink.record(std::move(r));
       // Several ranks would have to re-measure together: one rank only.
       if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
-      // The figures relating the case's variants (ExperimentInfo::relate).
-      if (e.experiment->relate && case_first_row < sink.rows()) {
-        std::vector<CaseRow> rows = case_rows(sink.rows_from(case_first_row));
-        e.experiment->relate(rows);
-        sink.changed(case_first_row);
-      }
-      case_first_row = sink.rows();
       if (end == entries.size() || entries[end].experiment != e.experiment)
         sink.experiment_done(e.experiment->name);
       first = end;

@@ -41,7 +41,8 @@ struct RunSummary {
 
 // Writes the rows as they are measured: progress lines, console tables and
 // the result files. What relates rows or holds them to the limits is the
-// loop's (engine/runner.cpp); it amends rows here and says which changed.
+// loop's (engine/runner.cpp): it relates a case's rows before they come
+// here; only limits re-measured mid-run amend rows here (saying which).
 class Sink {
  public:
   // `entries`: how many the run will measure, for the progress lines' count;
