@@ -31,6 +31,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -121,14 +124,16 @@ int portalab_main(int argc, char** argv) {
                    "`energy` key) or off (NVML never loaded)")
       ->check(CLI::IsMember({"on", "off"}));
   portalab::RepetitionOrder order;
+  std::optional<std::string> seed_text;  // read below: CLI11 wraps a number past 2^64 - 1
+  auto* seed_option = run_cmd->add_option(
+      "--seed", seed_text,
+      "the seed of the shuffled order in which a case's variants take turns at repetitions, "
+      "0 to 18446744073709551615 (default: a new one each run, recorded in the provenance)");
   run_cmd
-      ->add_option("--seed", order.seed,
-                   "the seed of the shuffled order in which a case's variants take turns at "
-                   "repetitions (default: a new one each run, recorded in the provenance)")
-      ->check(CLI::NonNegativeNumber);
-  run_cmd->add_flag("--in-order", order.in_order,
-                    "each variant's repetitions in one block, the variants as the deck lists "
-                    "them, as a profiler's timeline reads best (default: interleaved)");
+      ->add_flag("--in-order", order.in_order,
+                 "each variant's repetitions in one block, the variants as the deck lists "
+                 "them, as a profiler's timeline reads best (default: interleaved)")
+      ->excludes(seed_option);
   bool dry = false;
   run_cmd->add_flag("--dry-run", dry,
                     "list the entries with their bytes and estimated times; run nothing");
@@ -201,6 +206,16 @@ int portalab_main(int argc, char** argv) {
     return app.exit(e);
   }
   if (!spaces.empty()) overrides.spaces = spaces;
+  if (seed_text) {
+    std::uint64_t seed = 0;
+    const char* end = seed_text->data() + seed_text->size();
+    const auto [at, error] = std::from_chars(seed_text->data(), end, seed);
+    if (seed_text->empty() || error != std::errc() || at != end)
+      return bad_input(fmt::format("--seed: expected a whole number from 0 to {}; got '{}'",
+                                   std::numeric_limits<std::uint64_t>::max(),
+                                   portalab::shown(*seed_text, 100)));
+    order.seed = seed;
+  }
   // Its stdout one JSON document, whatever a loaded library prints.
   if (*info_cmd || (*list_cmd && list_format == "json")) portalab::keep_stdout_for_json();
   // The store is written by one process, never by the ranks of a job.

@@ -5,6 +5,7 @@ real reason, the same way in every command, exit status 2 for bad input.
 
 Each case runs the real binary; all but two stop before Kokkos starts.
 """
+import json
 import os
 import pwd
 import shutil
@@ -170,6 +171,35 @@ class CommandTest(Case):
         self.assert_bad_input(p, "calibrate: unknown option '--quik'", "did you mean '--quick'?")
         self.assert_bad_input(portalab("run", DECK, DECK), "run: '")
         self.assert_bad_input(portalab("list", "--names", "--decks"), "--names")
+
+    def test_a_seed_that_is_no_whole_number_of_64_bits(self):
+        """--seed is refused before anything runs, naming what it got; with
+        --in-order it is refused too (an order that is not shuffled has no
+        seed)."""
+        for bad in ("-1", "abc", "1.5", "18446744073709551616", "0x10", " 7"):
+            p = portalab("run", DECK, "--seed", bad, "--dry-run")
+            self.assert_bad_input(p, "--seed: expected a whole number from 0 to "
+                                  "18446744073709551615; got '" + bad + "'")
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assert_bad_input(portalab("run", DECK, "--seed", "5", "--in-order", "--dry-run"),
+                              "--seed excludes --in-order")
+
+    def test_the_seed_is_said_and_recorded(self):
+        """A run says the order's seed on its order: line and records it in
+        the provenance; --in-order records why there is none."""
+        for args, want in ((["--seed", "18446744073709551615"],
+                            {"order": "shuffled", "seed": 18446744073709551615,
+                             "seed_given": True}),
+                           (["--in-order"], {"order": "in order", "why": "--in-order"})):
+            out = self.path("out" + args[0])
+            p = portalab("run", DECK, *args, "--spaces", "Serial", "--set", "calibrate=none",
+                         "--set", "reps=2", "--out", out)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            with open(os.path.join(out, "results.json")) as f:
+                self.assertEqual(json.load(f)["provenance"]["repetition_order"], want)
+            self.assertIn("order: ", p.stderr)
+            if "seed" in want:
+                self.assertIn("--seed 18446744073709551615 repeats it", p.stderr)
 
     def test_kokkos_options_where_kokkos_does_not_start(self):
         for command in (["list"], ["list", "--decks"], ["help"]):
