@@ -87,7 +87,8 @@ void Sink::record(Result r) {
                r.space, r.dtype, r.n, to_string(r.copies), to_string(r.status), r.shown);
   m_summary.results.push_back(std::move(r));
   // Written after every entry: a job killed later keeps what it measured.
-  write_files(m_speedups.add(m_summary.results, i), false);
+  m_speedups.add(m_summary.results, i);
+  write_files(i, false);
 }
 
 std::span<Result> Sink::rows_from(std::size_t first) {

@@ -102,19 +102,12 @@ void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& grou
 
 }  // namespace
 
-std::size_t Speedups::add(std::span<Result> rows, std::size_t i) {
+void Speedups::add(std::span<Result> rows, std::size_t i) {
   static const std::vector<std::string> order = enabled_space_names();
   const Result& r = rows[i];
   auto& group = m_groups[{r.experiment, r.variant, r.dtype, r.n, r.ranks}];
   group.push_back(i);
-  std::size_t first = i;
-  for (std::size_t j : group) {
-    const auto before = std::make_pair(rows[j].speedup_over_baseline, rows[j].baseline);
-    assign_speedup(rows, group, j, order);
-    if (j != i && before != std::make_pair(rows[j].speedup_over_baseline, rows[j].baseline))
-      first = std::min(first, j);
-  }
-  return first;
+  assign_speedup(rows, group, i, order);
 }
 
 void assign_speedups(std::vector<Result>& results) {

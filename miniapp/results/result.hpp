@@ -166,9 +166,10 @@ void assign_speedups(std::vector<Result>& results);
 // rows of its own group (experiment, variant, type, size), not all rows.
 class Speedups {
  public:
-  // Row i of rows is new: fills its speedup_over_baseline and those of its group that a
-  // new baseline changes; returns the smallest index whose figures changed.
-  std::size_t add(std::span<Result> rows, std::size_t i);
+  // Row i of rows is new: fills its speedup_over_baseline from the rows of
+  // its group so far, itself included. The run puts the baseline space's
+  // rows first, so a row written keeps its figure: none is changed here.
+  void add(std::span<Result> rows, std::size_t i);
 
  private:
   std::map<std::tuple<std::string, std::string, std::string, std::size_t, int>,

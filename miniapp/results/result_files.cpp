@@ -287,7 +287,7 @@ void ResultFiles::update(std::span<const Result> rows, std::size_t first_changed
 
 void ResultFiles::finish(std::span<const Result> rows, const nlohmann::json& summary) {
   if (m_journal_fd < 0) throw OutputError(fmt::format("{}: already finished", m_dir));
-  cache_rows(rows, 0);  // every row: speedups may have changed since
+  cache_rows(rows, 0);  // every row as it is now, whatever was cached before
   write_full(summary);
   // The full files are complete: the journal has nothing more to tell.
   // Removed while still locked, so no other run takes it meanwhile.
