@@ -82,15 +82,13 @@ nlohmann::json judge(const nlohmann::json& request) {
     throw InputError(
         "verdicts: alpha must lie in (0, 1), tolerance and min_noise be >= 0, sigmas > 0");
 
-  std::vector<store::RepeatedPair> repeated;
-  std::vector<std::pair<store::Measure, store::Measure>> measures;
+  std::vector<store::JudgedPair> pairs;
   for (const auto& pair : request["pairs"]) {
     if (!pair.is_object() || !pair.contains("base") || !pair.contains("new") ||
         !pair["base"].is_object() || !pair["new"].is_object())
       throw InputError("verdicts: each pair must be {\"base\": {...}, \"new\": {...}}");
-    measures.emplace_back(measure(pair["base"]), measure(pair["new"]));
-    repeated.push_back({measures.back().first.check, measures.back().second.check,
-                        repetitions(pair["base"]), repetitions(pair["new"])});
+    pairs.push_back({measure(pair["base"]), measure(pair["new"]), repetitions(pair["base"]),
+                     repetitions(pair["new"])});
   }
   // The run-to-run noise of the older rule: of the pairs given for it, or
   // of these pairs' passing medians.
@@ -100,33 +98,19 @@ nlohmann::json judge(const nlohmann::json& request) {
       if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number())
         noise_pairs.emplace_back(p[0].get<double>(), p[1].get<double>());
   } else {
-    for (const auto& [b, n] : measures)
-      if (b.check == "PASS" && n.check == "PASS" && b.ms && n.ms)
-        noise_pairs.emplace_back(*b.ms, *n.ms);
+    for (const auto& p : pairs)
+      if (p.base.check == "PASS" && p.now.check == "PASS" && p.base.ms && p.now.ms)
+        noise_pairs.emplace_back(*p.base.ms, *p.now.ms);
   }
   const store::Noise noise(noise_pairs, min_noise);
-  for (std::size_t i = 0; i < repeated.size(); ++i)
-    if (const auto& b = measures[i].first; b.ms && *b.ms > 0)
-      repeated[i].min_change = std::expm1(sigmas * noise.sigma(*b.ms));
-
-  const auto tested = store::verdicts_by_test(repeated, alpha, tolerance);
   nlohmann::json out = nlohmann::json::array();
   int by_test = 0;
-  for (std::size_t i = 0; i < tested.size(); ++i) {
-    const auto& t = tested[i];
-    nlohmann::json v;
-    if (t.verdict == "untested") {
-      const auto& [b, n] = measures[i];
-      const auto sigma = b.ms ? std::optional<double>(noise.sigma(*b.ms)) : std::optional<double>();
-      const auto [verdict, change] = store::classify(b, n, sigma, sigmas);
-      v = {{"verdict", verdict}, {"change", or_null(change)}, {"rule", "spread"}};
-    } else {
-      by_test += t.p.has_value();
-      v = {{"verdict", t.verdict},
-           {"change", or_null(t.change)},
-           {"p", or_null(t.p)},
-           {"p_adjusted", or_null(t.p_adjusted)},
-           {"rule", t.p ? "test" : "check"}};
+  for (const auto& j : store::judge_pairs(pairs, noise, alpha, tolerance, sigmas)) {
+    by_test += j.p.has_value();
+    nlohmann::json v = {{"verdict", j.verdict}, {"change", or_null(j.change)}, {"rule", j.rule}};
+    if (j.rule != "spread") {
+      v["p"] = or_null(j.p);
+      v["p_adjusted"] = or_null(j.p_adjusted);
     }
     out.push_back(std::move(v));
   }

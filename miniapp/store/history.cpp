@@ -140,39 +140,30 @@ std::vector<RepeatedPair> read_repetitions(Connection& db, History& h) {
   return pairs;
 }
 
-// The latest run of a row against its base: by the U test where both kept
-// repetitions of the phase (`test`), else by compare.py's rule (older runs).
-void judge(const History& h, HistoryRow& row, const Noise& noise, const TestedVerdict& test,
-           const HistoryOptions& o) {
-  const auto& runs = row.runs;
-  const HistoryPoint& latest = runs.back();
-  const std::size_t base = *row.base;
-  std::string verdict = test.verdict;
-  std::optional<double> change = test.change;
-  if (verdict == "untested") {
-    // This row's own run-to-run noise where its earlier runs measure it,
-    // never below the noise of rows of its time.
-    const auto earlier = passing_earlier(row);
-    std::optional<double> sigma;
-    if (runs[base].m.ms) {
-      sigma = noise.sigma(*runs[base].m.ms);
-      std::vector<double> own;
-      for (std::size_t i = 1; i < earlier.size(); ++i)
-        own.push_back(std::log(*runs[earlier[i]].m.ms / *runs[earlier[i - 1]].m.ms));
-      if (own.size() >= 3) sigma = std::max(*sigma, robust_sigma(own));
-    }
-    std::tie(verdict, change) = classify(runs[base].m, latest.m, sigma, o.sigmas);
-    row.noise = sigma;
-  } else {
-    row.p = test.p;
-    row.p_adjusted = test.p_adjusted;
-  }
-  row.verdict = verdict;
+// This row's own run-to-run noise where its earlier runs measure it (three
+// differences at least), else none.
+std::optional<double> own_noise(const HistoryRow& row) {
+  const auto earlier = passing_earlier(row);
+  std::vector<double> own;
+  for (std::size_t i = 1; i < earlier.size(); ++i)
+    own.push_back(std::log(*row.runs[earlier[i]].m.ms / *row.runs[earlier[i - 1]].m.ms));
+  if (own.size() < 3) return std::nullopt;
+  return robust_sigma(own);
+}
+
+// The latest run of a row against its base, as judge_pairs found it (by the
+// U test where both kept repetitions of the phase, else compare.py's rule).
+void judge(const History& h, HistoryRow& row, const Judgement& j, const HistoryOptions& o) {
+  const HistoryPoint& latest = row.runs.back();
+  if (j.rule == "spread") row.noise = j.noise;
+  row.p = j.p;
+  row.p_adjusted = j.p_adjusted;
+  row.verdict = j.verdict;
   for (char& c : row.verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  row.change = change;
-  row.changes = changes_between(h, runs[base], latest);
-  row.regression = verdict == "broken" ||
-                   (verdict == "slower" && change && *change * 100 > o.threshold_pct);
+  row.change = j.change;
+  row.changes = changes_between(h, row.runs[*row.base], latest);
+  row.regression = j.verdict == "broken" ||
+                   (j.verdict == "slower" && j.change && *j.change * 100 > o.threshold_pct);
 }
 
 // ---- the JSON document, written directly: a history of every row of a
@@ -418,23 +409,20 @@ History history(Connection& db, const HistoryOptions& o) {
   h.noise_floor = noise.floor();
   h.noise_by_decade = noise.by_decade();
 
-  // The rows judged, each its pair for the test: Holm's family is every
-  // row of this history whose runs both kept repetitions.
+  // The rows judged, each its pair: Holm's family is every row of this
+  // history whose runs both kept repetitions.
   std::vector<std::size_t> judged;
-  std::vector<RepeatedPair> family;
+  std::vector<JudgedPair> judged_pairs;
   for (std::size_t i = 0; i < h.rows.size(); ++i)
     if (const auto& r = h.rows[i]; r.base) {
       judged.push_back(i);
-      family.push_back(std::move(repeated[i]));
-      family.back().base_check = r.runs[*r.base].m.check;
-      family.back().now_check = r.runs.back().m.check;
-      if (const auto& ms = r.runs[*r.base].m.ms; ms && *ms > 0)
-        family.back().min_change = std::expm1(o.sigmas * noise.sigma(*ms));
+      judged_pairs.push_back({r.runs[*r.base].m, r.runs.back().m, std::move(repeated[i].base_ms),
+                              std::move(repeated[i].now_ms), own_noise(r)});
     }
-  const auto tested = verdicts_by_test(family, o.alpha, o.tolerance);
+  const auto judgements = judge_pairs(judged_pairs, noise, o.alpha, o.tolerance, o.sigmas);
   for (std::size_t k = 0; k < judged.size(); ++k) {
-    judge(h, h.rows[judged[k]], noise, tested[k], o);
-    h.tested += tested[k].p.has_value();
+    judge(h, h.rows[judged[k]], judgements[k], o);
+    h.tested += judgements[k].p.has_value();
   }
   // Regressions first; the list of them the largest change first (a broken
   // row, without one, before all).

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 namespace portalab::store {
 
@@ -156,6 +157,33 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
     const bool differs = v.change &&
                          std::abs(*v.change) > std::max(tolerance, pairs[tested[k]].min_change);
     v.verdict = adjusted[k] <= alpha && differs ? (*v.change > 0 ? "slower" : "faster") : "same";
+  }
+  return out;
+}
+
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
+                                   double alpha, double tolerance, double sigmas) {
+  std::vector<RepeatedPair> repeated;
+  repeated.reserve(pairs.size());
+  for (const JudgedPair& p : pairs) {
+    repeated.push_back({p.base.check, p.now.check, p.base_ms, p.now_ms});
+    if (p.base.ms && *p.base.ms > 0)
+      repeated.back().min_change = std::expm1(sigmas * noise.sigma(*p.base.ms));
+  }
+  const std::vector<TestedVerdict> tested = verdicts_by_test(repeated, alpha, tolerance);
+  std::vector<Judgement> out(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    Judgement& j = out[i];
+    static_cast<TestedVerdict&>(j) = tested[i];
+    j.rule = j.p ? "test" : "check";
+    if (j.verdict != "untested") continue;
+    const JudgedPair& p = pairs[i];
+    if (p.base.ms) {
+      j.noise = noise.sigma(*p.base.ms);
+      if (p.own_noise) j.noise = std::max(*j.noise, *p.own_noise);
+    }
+    std::tie(j.verdict, j.change) = classify(p.base, p.now, j.noise, sigmas);
+    j.rule = "spread";
   }
   return out;
 }

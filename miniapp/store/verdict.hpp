@@ -88,4 +88,25 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
                                             double alpha = default_alpha,
                                             double tolerance = default_tolerance);
 
+// One entry of two runs as `portalab verdicts` (compare.py) and `db
+// history` judge it: each side's statistics and repetitions, and the
+// entry's own run-to-run noise where its history measures it.
+struct JudgedPair {
+  Measure base, now;
+  std::vector<double> base_ms, now_ms;  // empty: none kept
+  std::optional<double> own_noise;
+};
+
+struct Judgement : TestedVerdict {
+  std::string rule;             // "test", "check" (a check decided) or "spread" (the older rule)
+  std::optional<double> noise;  // the run-to-run noise the older rule used
+};
+
+// Every pair's verdict, one rule for both commands: by the test
+// (verdicts_by_test) where both sides kept enough repetitions, the change
+// also past `sigmas` times the run-to-run noise at the base's time; else by
+// classify, on that noise or the pair's own where larger.
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
+                                   double alpha, double tolerance, double sigmas);
+
 }  // namespace portalab::store
