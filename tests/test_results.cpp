@@ -139,20 +139,23 @@ TEST_F(ResultFiles, SpeedupIsRelativeToTheFirstHostSpace) {
   }
 }
 
+// A passing row of one speedup group (e v float64 n=10).
+portalab::Result speedup_row(std::string space, portalab::CopyMode mode, double total) {
+  portalab::Result r;
+  r.experiment = "e";
+  r.variant = "v";
+  r.dtype = "float64";
+  r.n = 10;
+  r.space = std::move(space);
+  r.copies = mode;
+  r.status = portalab::Status::pass;
+  r.total.median = total;
+  return r;
+}
+
 TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
   const std::string host = portalab::enabled_space_names().front();
-  auto row = [](std::string space, portalab::CopyMode mode, double total) {
-    portalab::Result r;
-    r.experiment = "e";
-    r.variant = "v";
-    r.dtype = "float64";
-    r.n = 10;
-    r.space = std::move(space);
-    r.copies = mode;
-    r.status = portalab::Status::pass;
-    r.total.median = total;
-    return r;
-  };
+  const auto row = speedup_row;
   std::vector<portalab::Result> rows{
       row(host, portalab::CopyMode::pageable, 10.0),
       row(host, portalab::CopyMode::none, 8.0),
@@ -174,16 +177,7 @@ TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
 TEST(Speedups, ARowAddedNeverChangesOneBeforeIt) {
   const std::string host = portalab::enabled_space_names().front();
   auto row = [](std::string space, double total) {
-    portalab::Result r;
-    r.experiment = "e";
-    r.variant = "v";
-    r.dtype = "float64";
-    r.n = 10;
-    r.space = std::move(space);
-    r.copies = portalab::CopyMode::none;
-    r.status = portalab::Status::pass;
-    r.total.median = total;
-    return r;
+    return speedup_row(std::move(space), portalab::CopyMode::none, total);
   };
   std::vector<portalab::Result> rows{row("SomeDevice", 2.0)};
   portalab::Speedups speedups;

@@ -39,6 +39,21 @@ namespace portalab {
 
 namespace {
 
+// How the variants of a case take turns at repetitions, as the provenance
+// records it: shuffled with a seed (given, or drawn), or in order and why.
+// Under a profiler that records NVTX ranges (Nsight Systems loads its
+// injection library so), in order unless a seed is given: a timeline, and
+// scripts/dev/nsys_check.py, read one variant's measurement at a time.
+nlohmann::json repetition_order(const RepetitionOrder& asked) {
+  if (asked.in_order) return {{"order", "in order"}, {"why", "--in-order"}};
+  if (!asked.seed && (std::getenv("NVTX_INJECTION64_PATH") || std::getenv("NVTX_INJECTION32_PATH")))
+    return {{"order", "in order"},
+            {"why", "a profiler records the NVTX ranges; --seed N interleaves anyway"}};
+  const std::uint64_t seed = asked.seed.value_or((std::uint64_t{std::random_device{}()} << 32) ^
+                                                 std::random_device{}());
+  return {{"order", "shuffled"}, {"seed", seed}, {"seed_given", asked.seed.has_value()}};
+}
+
 // The spaces a deck's plans name, in the order compiled (the order they run).
 std::vector<std::string> spaces_used(const Deck& deck) {
   std::vector<std::string> used;
@@ -399,31 +414,11 @@ void Session::set_up(double init_ms, const std::vector<std::string>& kokkos_give
   auto& meters = m_meters;
   if (energy_on(m_request, deck))
     meters = EnergyMeters::open(rank_provenance().value("device", nlohmann::json()));
-  // The order of the variants' repetitions: rank 0's choice and seed on every
-  // rank, recorded so that --seed repeats it. Under a profiler that records
-  // NVTX ranges (Nsight Systems loads its injection library so), each
-  // variant's in one block unless a seed is given: a timeline, and
-  // scripts/dev/nsys_check.py, read one variant's measurement at a time.
-  std::string why;
-  if (m_request.order.in_order)
-    why = "--in-order";
-  else if (!m_request.order.seed &&
-           (std::getenv("NVTX_INJECTION64_PATH") || std::getenv("NVTX_INJECTION32_PATH")))
-    why = "a profiler records the NVTX ranges; --seed N interleaves anyway";
-  std::string seed = "-";
-  if (why.empty())
-    seed = std::to_string(m_request.order.seed.value_or(
-        (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()));
-  const std::string decided = all.size() > 1 ? all.broadcast(seed + " " + why) : seed + " " + why;
-  const auto space = decided.find(' ');
-  if (decided.substr(0, space) != "-") {
-    m_options.order_seed = std::stoull(decided.substr(0, space));
-    provenance["repetition_order"] = {{"order", "shuffled"},
-                                      {"seed", *m_options.order_seed},
-                                      {"seed_given", m_request.order.seed.has_value()}};
-  } else {
-    provenance["repetition_order"] = {{"order", "in order"}, {"why", decided.substr(space + 1)}};
-  }
+  // The order of the variants' repetitions: rank 0's, on every rank.
+  nlohmann::json order = all.rank() == 0 ? repetition_order(m_request.order) : nlohmann::json();
+  if (all.size() > 1) order = nlohmann::json::parse(all.broadcast(order.dump()));
+  if (order["order"] == "shuffled") m_options.order_seed = order["seed"].get<std::uint64_t>();
+  provenance["repetition_order"] = order;
   const nlohmann::json places = gather_rank_places(meters ? &*meters : nullptr);
   m_options.rank_places = places;
   provenance["ranks"] = places;
@@ -450,7 +445,7 @@ void Session::set_up(double init_ms, const std::vector<std::string>& kokkos_give
                                "shuffled with seed {} (--seed {} repeats it)",
                                *m_options.order_seed, *m_options.order_seed)
                  : fmt::format("order: each variant's repetitions in one block ({})",
-                               provenance["repetition_order"]["why"].get<std::string>()));
+                               order["why"].get<std::string>()));
   if (root)
     print_to(stderr, "energy: {}\n",
              meters ? meters->summary()
