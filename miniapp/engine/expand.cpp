@@ -52,19 +52,18 @@ std::vector<Entry> expand(const Deck& deck, const Registry& registry, int world_
             // its one-rank row, to which its scaling is compared.
             for (int k : ranks) {
               for (const auto& variant : plan.variants) {
-                Entry e{info,
-                        info->variant_index(variant),
-                        space,
-                        dtype,
-                        n,
-                        mode,
-                        plan.reps,
-                        plan.warmups,
-                        plan.parameters,
-                        case_id};
-                e.ranks = k;
-                e.adaptive = plan.adaptive;
-                entries.push_back(std::move(e));
+                entries.push_back({.experiment = info,
+                                   .variant = info->variant_index(variant),
+                                   .space = space,
+                                   .dtype = dtype,
+                                   .n = n,
+                                   .copies = mode,
+                                   .reps = plan.reps,
+                                   .warmups = plan.warmups,
+                                   .parameters = plan.parameters,
+                                   .case_id = case_id,
+                                   .ranks = k,
+                                   .adaptive = plan.adaptive});
               }
               ++case_id;
             }
