@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <span>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -97,7 +98,7 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
   EXPECT_EQ(nlohmann::json::parse(read(dir / "results.json"))["results"].size(), 0u);
   for (std::size_t i = 0; i < 100; ++i) {
     rows.push_back(row(i));
-    files.update(rows, rows.size() - 1, {{"entries", rows.size()}});
+    files.append(std::span(rows).last(1), {{"entries", rows.size()}});
     const auto journal = journal_rows(dir);
     ASSERT_EQ(journal.size(), rows.size());
     EXPECT_EQ(journal.back()["n"], i);
@@ -108,7 +109,7 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
       EXPECT_EQ(doc["results"][k], journal[k]);
     EXPECT_EQ(doc["provenance"]["command"], nlohmann::json::array({"test"}));
   }
-  files.finish(rows, {{"entries", rows.size()}});
+  files.finish({{"entries", rows.size()}});
   EXPECT_FALSE(fs::exists(dir / "results.jsonl"));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
   ASSERT_EQ(doc["results"].size(), rows.size());
@@ -119,20 +120,22 @@ TEST_F(ResultFileWriter, JournalHoldsEveryEntryAndFullFilesAPrefixOfIt) {
   EXPECT_TRUE(temporaries(dir).empty());
 }
 
-TEST_F(ResultFileWriter, ChangedRowsReplaceTheirEarlierVersions) {
-  std::vector<Result> rows{row(1), row(2), row(3)};
+TEST_F(ResultFileWriter, EveryJournalLineCarriesOnFromTheRowsBeforeIt) {
+  std::vector<Result> rows{row(1), row(2), row(3), row(4)};
   portalab::ResultFiles files(dir.string(), provenance());
-  files.update(rows, 0, summary(rows.size()));
-  rows[1].set_metric("overlap", 0.25);  // a case's rows related after its last variant
-  rows[2].note = "related";
-  files.update(rows, 1, summary(rows.size()));
-  const auto journal = journal_rows(dir);
-  ASSERT_EQ(journal.size(), 3u);
-  EXPECT_EQ(journal[1]["metrics"]["overlap"], 0.25);
-  EXPECT_EQ(journal[2]["note"], "related");
-  files.finish(rows, summary(rows.size()));
+  files.append(std::span(rows).first(1), summary(1));
+  files.append({}, summary(1));
+  files.append(std::span(rows).subspan(1), summary(rows.size()));
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  std::getline(in, line);  // the provenance
+  std::vector<std::size_t> firsts;
+  while (std::getline(in, line)) firsts.push_back(nlohmann::json::parse(line)["first"]);
+  EXPECT_EQ(firsts, (std::vector<std::size_t>{0, 1, 1}));
+  files.finish(summary(rows.size()));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
-  EXPECT_EQ(doc["results"][1]["metrics"]["overlap"], 0.25);
+  ASSERT_EQ(doc["results"].size(), rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(doc["results"][k]["n"], k + 1);
 }
 
 TEST_F(ResultFileWriter, TextThatIsNotUtf8IsWrittenReplaced) {
@@ -141,8 +144,8 @@ TEST_F(ResultFileWriter, TextThatIsNotUtf8IsWrittenReplaced) {
   auto from_a_path = provenance();
   from_a_path["deck"] = {{"path", "\xc3("}, {"hash", ""}};
   portalab::ResultFiles files(dir.string(), from_a_path);
-  files.update(rows, 0, summary(rows.size()));
-  files.finish(rows, summary(rows.size()));
+  files.append(rows, summary(rows.size()));
+  files.finish(summary(rows.size()));
   const auto doc = nlohmann::json::parse(read(dir / "results.json"));
   EXPECT_EQ(doc["results"][0]["note"].get<std::string>().rfind("library said ", 0), 0u);
   EXPECT_NE(read(dir / "results.csv").find("library said \xef\xbf\xbd"),
@@ -160,8 +163,8 @@ TEST_F(ResultFileWriter, ASecondRunIntoTheFolderIsRefusedWhileTheFirstWrites) {
       EXPECT_NE(std::string(e.what()).find("another portalab run"), std::string::npos) << e.what();
     }
     EXPECT_THROW(portalab::check_output_dir(dir.string()), OutputError);
-    first.update(rows, 0, summary(rows.size()));  // unharmed
-    first.finish(rows, summary(rows.size()));
+    first.append(rows, summary(rows.size()));  // unharmed
+    first.finish(summary(rows.size()));
   }
   portalab::ResultFiles later(dir.string(), provenance());  // once it is done
   EXPECT_TRUE(temporaries(dir).empty());
@@ -284,8 +287,8 @@ TEST_F(HostileFolder, AnEarlierRunsFilesAreMovedAsideNeverReplaced) {
   {
     portalab::ResultFiles first(out.string(), provenance());
     EXPECT_EQ(first.moved_aside(), "");
-    first.update(rows, 0, summary(rows.size()));
-    first.finish(rows, summary(rows.size()));
+    first.append(rows, summary(rows.size()));
+    first.finish(summary(rows.size()));
   }
   const std::string finished = read(out / "results.json");
   {
@@ -295,7 +298,7 @@ TEST_F(HostileFolder, AnEarlierRunsFilesAreMovedAsideNeverReplaced) {
                                         (out / "previous-").string()),
               std::string::npos)
         << second.moved_aside();
-    second.update({rows.data(), 1}, 0, summary(1));
+    second.append({rows.data(), 1}, summary(1));
   }
   const std::string journal = read(out / "results.jsonl");
   portalab::ResultFiles third(out.string(), provenance());
@@ -319,8 +322,8 @@ TEST_F(HostileFolder, AFolderSwappedForALinkMidRunIsNotFollowed) {
   portalab::ResultFiles files(out.string(), provenance());
   fs::rename(out, moved);
   fs::create_directory_symlink(elsewhere, out);
-  files.update(rows, 0, summary(1));
-  files.finish(rows, summary(1));
+  files.append(rows, summary(1));
+  files.finish(summary(1));
   EXPECT_TRUE(fs::is_empty(elsewhere));
   EXPECT_EQ(nlohmann::json::parse(read(moved / "results.json"))["results"].size(), 1u);
 }

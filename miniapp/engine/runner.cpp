@@ -72,33 +72,32 @@ std::vector<CaseRow> case_rows(std::span<Result> rows) {
   return out;
 }
 
-// The rows from `first` on are one case, all measured (one rank): where a
-// row beyond the cache ran above its space's memory or read limit, frees
-// the case (`free_case`), re-measures that space's bandwidths into
-// options.limits (recheck_bandwidth) and holds every row of the space to
-// the limits as they now are. A failed re-measurement is said and recorded;
-// the limits stay.
-void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
+// A case's rows, measured and not yet recorded (one rank): where one beyond
+// the cache ran above its space's memory or read limit, frees the case
+// (`free_case`), re-measures that space's bandwidths into options.limits
+// (recheck_bandwidth) and holds the case's rows of the space to the limits
+// as they now are. Rows recorded before keep the limit they were held to,
+// which each row records (Limit::value): a row is final when written. A
+// failed re-measurement is said and recorded; the limits stay.
+void recheck_limits(std::span<Result> rows, Sink& sink, const RunOptions& options,
                     const std::function<void()>& free_case) {
   Calibration* cal = options.limits;
   if (cal == nullptr || !options.recheck_limits) return;
-  const std::vector<Result>& rows = sink.results();
   // The row furthest above its limit, by space.
-  std::map<std::string, std::size_t> worst;
-  for (std::size_t i = first; i < rows.size(); ++i) {
-    const Result& r = rows[i];
+  std::map<std::string, const Result*> worst;
+  for (const Result& r : rows) {
     const SpaceLimits* lim = cal->find(r.space);
     if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
         (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) || r.pct_of_limit <= 1.0 ||
         !lim->beyond_cache(r.bytes))
       continue;
-    const auto [it, added] = worst.try_emplace(r.space, i);
-    if (!added && r.pct_of_limit > rows[it->second].pct_of_limit) it->second = i;
+    const auto [it, added] = worst.try_emplace(r.space, &r);
+    if (!added && r.pct_of_limit > it->second->pct_of_limit) it->second = &r;
   }
   if (worst.empty()) return;
   free_case();  // its arrays' memory, for the calibration's
-  for (const auto& [space, i] : worst) {
-    const Result& r = rows[i];
+  for (const auto& [space, row] : worst) {
+    const Result& r = *row;
     const std::string after = fmt::format("{} {} {} n={}", r.experiment, r.variant, r.dtype, r.n);
     nlohmann::json record = {{"space", space},
                              {"after", after},
@@ -116,9 +115,8 @@ void recheck_limits(Sink& sink, std::size_t first, const RunOptions& options,
     }
     sink.limits_rechecked(std::move(record), said);
   }
-  for (auto& r : sink.rows_from(0))
+  for (Result& r : rows)
     if (worst.count(r.space)) hold_to_limits(r, *cal);
-  sink.changed(0);
 }
 
 }  // namespace
@@ -179,10 +177,9 @@ RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const R
         std::vector<CaseRow> views = case_rows(rows);
         e.experiment->relate(views);
       }
-      const std::size_t case_first_row = sink.rows();
-      for (Result& r : rows) sink.record(std::move(r));
       // Several ranks would have to re-measure together: one rank only.
-      if (all.size() == 1) recheck_limits(sink, case_first_row, options, [&] { slot.release(); });
+      if (all.size() == 1) recheck_limits(rows, sink, options, [&] { slot.release(); });
+      for (Result& r : rows) sink.record(std::move(r));
       if (end == entries.size() || entries[end].experiment != e.experiment)
         sink.experiment_done(e.experiment->name);
       first = end;

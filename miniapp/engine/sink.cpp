@@ -88,14 +88,8 @@ void Sink::record(Result r) {
   m_summary.results.push_back(std::move(r));
   // Written after every entry: a job killed later keeps what it measured.
   m_speedups.add(m_summary.results, i);
-  write_files(i, false);
+  write_files(false);
 }
-
-std::span<Result> Sink::rows_from(std::size_t first) {
-  return std::span<Result>(m_summary.results).subspan(std::min(first, m_summary.results.size()));
-}
-
-void Sink::changed(std::size_t first) { write_files(first, false); }
 
 void Sink::limits_rechecked(nlohmann::json record, const std::string& said) {
   m_summary.limits_rechecked.push_back(std::move(record));
@@ -115,19 +109,19 @@ void Sink::interrupted(int signal, const std::string& abandoned) {
 }
 
 RunSummary Sink::finish() {
-  write_files(m_summary.results.size(), true);
+  write_files(true);
   return std::move(m_summary);
 }
 
-// rows[first_changed, end) are new or changed. An output error is said once;
-// then nothing more is written, and measuring goes on.
-void Sink::write_files(std::size_t first_changed, bool last) {
+// The last row recorded is new (or, `last`, none: the run ends). An output
+// error is said once; then nothing more is written, and measuring goes on.
+void Sink::write_files(bool last) {
   if (!m_files || !m_summary.incomplete.empty()) return;
   try {
     if (last)
-      m_files->finish(m_summary.results, m_summary.to_json(true));
+      m_files->finish(m_summary.to_json(true));
     else
-      m_files->update(m_summary.results, first_changed, m_summary.to_json(false));
+      m_files->append(std::span<const Result>(m_summary.results).last(1), m_summary.to_json(false));
   } catch (const OutputError& e) {
     m_summary.incomplete = e.what();
     if (m_options.progress)

@@ -40,9 +40,10 @@ struct RunSummary {
 };
 
 // Writes the rows as they are measured: progress lines, console tables and
-// the result files. What relates rows or holds them to the limits is the
-// loop's (engine/runner.cpp): it relates a case's rows before they come
-// here; only limits re-measured mid-run amend rows here (saying which).
+// the result files. A row comes here final: what relates rows or holds them
+// to limits re-measured mid-run is the loop's (engine/runner.cpp), done to a
+// case's rows before they come, and a row recorded is never changed (its
+// speedup is filled from the rows before it, Speedups::add).
 class Sink {
  public:
   // `entries`: how many the run will measure, for the progress lines' count;
@@ -51,11 +52,8 @@ class Sink {
        std::vector<double> estimated_ms);
   // A measured (or skipped, failed, not applicable) row.
   void record(Result r);
-  // The rows so far, and those from `first` on for the loop to amend; then
-  // changed(first) writes them again.
+  // The rows so far.
   const std::vector<Result>& results() const { return m_summary.results; }
-  std::span<Result> rows_from(std::size_t first);
-  void changed(std::size_t first);
   // A space's limits re-measured mid-run (`record`, as results.json keeps
   // it), and what progress says of it.
   void limits_rechecked(nlohmann::json record, const std::string& said);
@@ -67,7 +65,7 @@ class Sink {
   std::size_t rows() const { return m_summary.results.size(); }
 
  private:
-  void write_files(std::size_t first_changed, bool last);
+  void write_files(bool last);
   std::string timing(std::size_t done) const;  // elapsed and time left, for progress
 
   const RunOptions& m_options;

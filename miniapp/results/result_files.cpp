@@ -236,17 +236,14 @@ void ResultFiles::append_journal(std::string_view line) {
   }
 }
 
-std::string ResultFiles::cache_rows(std::span<const Result> rows, std::size_t first_changed) {
-  first_changed = std::min(first_changed, rows.size());
-  m_json_rows.resize(rows.size());
-  m_csv_rows.resize(rows.size());
-  std::string line = fmt::format("{{\"first\":{},\"rows\":[", first_changed);
-  for (std::size_t i = first_changed; i < rows.size(); ++i) {
+std::string ResultFiles::cache_rows(std::span<const Result> rows) {
+  std::string line = fmt::format("{{\"first\":{},\"rows\":[", m_json_rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     const nlohmann::json j = to_json(rows[i]);
-    if (i > first_changed) line += ',';
+    if (i > 0) line += ',';
     line += dump(j);
-    m_json_rows[i] = indented(dump(j, 2), 4);
-    m_csv_rows[i] = fmt::format("{}\n", fmt::join(csv_row(rows[i]), ","));
+    m_json_rows.push_back(indented(dump(j, 2), 4));
+    m_csv_rows.push_back(fmt::format("{}\n", fmt::join(csv_row(rows[i]), ",")));
   }
   line += "]}\n";
   return line;
@@ -274,20 +271,19 @@ void ResultFiles::write_full(const nlohmann::json& summary) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void ResultFiles::update(std::span<const Result> rows, std::size_t first_changed,
-                         const nlohmann::json& summary) {
-  append_journal(cache_rows(rows, first_changed));
+void ResultFiles::append(std::span<const Result> rows, const nlohmann::json& summary) {
+  append_journal(cache_rows(rows));
   // Whole files again while that is cheap against the run, and each time the
   // rows doubled: their total cost stays linear in the rows.
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-  if (rows.size() >= 2 * m_rows_at_last_rewrite || m_rewrite_seconds <= rewrite_budget * elapsed)
+  if (m_json_rows.size() >= 2 * m_rows_at_last_rewrite ||
+      m_rewrite_seconds <= rewrite_budget * elapsed)
     write_full(summary);
 }
 
-void ResultFiles::finish(std::span<const Result> rows, const nlohmann::json& summary) {
+void ResultFiles::finish(const nlohmann::json& summary) {
   if (m_journal_fd < 0) throw OutputError(fmt::format("{}: already finished", m_dir));
-  cache_rows(rows, 0);  // every row as it is now, whatever was cached before
   write_full(summary);
   // The full files are complete: the journal has nothing more to tell.
   // Removed while still locked, so no other run takes it meanwhile.

@@ -1,9 +1,10 @@
 // The result files of a run, in one folder, written so that neither a kill
 // nor a full disk loses what was measured, at a cost linear in the entries:
 //
-//   results.jsonl  a journal: one line appended per update (the rows new or
-//                  changed), flushed to the kernel before update() returns,
-//                  so a killed job's journal holds every completed entry;
+//   results.jsonl  a journal: one line appended per append() (the rows new
+//                  since the last; a row written is never rewritten), flushed
+//                  to the kernel before append() returns, so a killed job's
+//                  journal holds every completed entry;
 //   results.csv,   the complete files, rewritten whole through a temporary
 //   results.json   and a rename (a reader never sees half of one), but only
 //                  while that costs little: at most a tenth of the run's time
@@ -51,13 +52,13 @@ class ResultFiles {
   ResultFiles(const ResultFiles&) = delete;
   ResultFiles& operator=(const ResultFiles&) = delete;
 
-  // After each entry: rows[first_changed, end) are new or changed since the
-  // last call. Amortised linear total cost. Throws OutputError; the files
-  // then hold every update before the failing one.
-  void update(std::span<const Result> rows, std::size_t first_changed,
-              const nlohmann::json& summary);
+  // After each entry: `rows` follow those written before, which stay as they
+  // were written (the journal's line says where they start: {"first": rows
+  // written before, "rows": [...]}). Amortised linear total cost. Throws
+  // OutputError; the files then hold every row before the failing call's.
+  void append(std::span<const Result> rows, const nlohmann::json& summary);
   // At the end (or on a signal): both files complete, the journal removed.
-  void finish(std::span<const Result> rows, const nlohmann::json& summary);
+  void finish(const nlohmann::json& summary);
 
   const std::string& dir() const { return m_dir; }
   // What became of an earlier run's files, a sentence; "" when none was there.
@@ -66,8 +67,8 @@ class ResultFiles {
   std::size_t rewrites() const { return m_rewrites; }
 
  private:
-  // Caches rows[first_changed, end) as text; returns their journal line.
-  std::string cache_rows(std::span<const Result> rows, std::size_t first_changed);
+  // Caches the rows as text after those cached; returns their journal line.
+  std::string cache_rows(std::span<const Result> rows);
   void append_journal(std::string_view line);
   void write_full(const nlohmann::json& summary);
 

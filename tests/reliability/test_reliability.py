@@ -425,9 +425,11 @@ class CommandLineTest(unittest.TestCase):
                 self.assertIn(f"{name}={value}", p.stderr)
 
     def test_a_limit_a_row_outran_is_measured_again_and_said(self):
-        # Limits far too low and a cache of one byte: the row, beyond it,
-        # outruns them; the run measures them again, says so on stderr and
-        # at the end, records it in the summary, and its files stay valid.
+        # Limits far too low and a cache that ends at 2 MiB: the second row,
+        # beyond it, outruns them; the run measures them again, says so on stderr
+        # and at the end, records it in the summary, and its files stay
+        # valid. The first row, in the cache, was written before: it keeps
+        # the limit it was held to (a row is final when written).
         tmp = tempfile.mkdtemp(prefix="portalab_recheck_")
         self.addCleanup(shutil.rmtree, tmp, True)
         measured = os.path.join(tmp, "cal.json")
@@ -439,23 +441,26 @@ class CommandLineTest(unittest.TestCase):
             for key in ("memory_gbps", "copy_kernel_gbps", "copy_deep_copy_gbps", "triad_gbps",
                         "read_gbps"):
                 space[key] = 1e-3
-            space["cache_bytes"] = 1
+            space["cache_bytes"] = 256 << 10  # beyond it: from 8 times (2 MiB)
         deck = os.path.join(tmp, "copy.toml")
         with open(deck, "w") as f:
             f.write('calibrate = "none"\nreps = 2\nwarmups = 0\ncopies = "none"\n'
-                    'spaces = ["Serial"]\n[stream_copy]\nsizes = [100000]\n'
+                    'spaces = ["Serial"]\n[stream_copy]\nsizes = [10000, 1000000]\n'
                     'variants = ["kernel"]\n')
-        # A file with a ladder whose one level, memory from 4 kB, is as low;
-        # and one written before the ladder (the cache's size decides).
-        memory = {"name": "memory", "first_bytes": 4096, "end_bytes": 4096,
+        # A file with a ladder of two levels as low, a cache up to 2 MiB and
+        # memory; and one written before the ladder (the cache's size
+        # decides).
+        memory = {"name": "memory", "first_bytes": 2 << 20, "end_bytes": 2 << 20,
                   "holds_up_to_bytes": None, "read_gbps": 1e-3, "copy_gbps": 1e-3,
                   "triad_gbps": 1e-3, "memory_gbps": 1e-3, "read_limit_gbps": 1e-3,
                   "spread": 0.0, "points": 1, "reported_bytes": 0, "reported_source": ""}
+        cache = dict(memory, name="L2", first_bytes=4096, end_bytes=1 << 20,
+                     holds_up_to_bytes=2 << 20)
         for form in ("ladder", "no ladder"):
             with self.subTest(form=form):
                 for space in cal["calibration"]["spaces"]:
                     if form == "ladder" and "ladder" in space:
-                        space["ladder"]["levels"] = [memory]
+                        space["ladder"]["levels"] = [cache, memory]
                     else:
                         space.pop("ladder", None)
                 low = os.path.join(tmp, "low.json")
@@ -464,7 +469,7 @@ class CommandLineTest(unittest.TestCase):
                 out = os.path.join(tmp, "out-" + form.replace(" ", "-"))
                 p = self.portalab("run", deck, "--calibration", low, "--out", out)
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-                row = "stream_copy kernel float64 n=100000"
+                row = "stream_copy kernel float64 n=1000000"
                 self.assertIn(f"limits: Serial memory limit re-measured after {row}", p.stderr)
                 self.assertIn(f"limits of Serial re-measured after {row}", p.stdout)
                 doc, _ = read_results(out)
@@ -472,7 +477,9 @@ class CommandLineTest(unittest.TestCase):
                 self.assertEqual((done["space"], done["after"], done["limit"]),
                                  ("Serial", row, "memory"))
                 self.assertNotIn("error", done)
-                self.assertGreater(doc["results"][0]["limit"]["value"], 1e-3)
+                in_cache, beyond = doc["results"]
+                self.assertEqual(in_cache["limit"]["value"], 1e-3)
+                self.assertGreater(beyond["limit"]["value"], 1e-3)
 
     def test_calibration_file_bounded_before_parsing(self):
         # A million '[' overflowed nlohmann::json's stack (exit 139).
