@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -203,9 +204,82 @@ TEST(Analysis, UnfusedOverFusedKernelTheBestOverCopyModes) {
 TEST(Analysis, TheSummaryHoldsEveryConclusion) {
   const auto j = portalab::analysis_json({row("Serial", 10, CopyMode::none, 8.0, 8.0)});
   for (const char* key : {"gpu_crossover", "multi_rank_crossover", "float64_over_float32",
-                          "speedup_over_host", "fusion"})
+                          "speedup_over_host", "fusion", "hockney"})
     EXPECT_TRUE(j.at(key).is_array()) << key;
-  EXPECT_EQ(j.size(), 5u);
+  EXPECT_EQ(j.size(), 6u);
+}
+
+// Rows whose kernel times are Hockney's t = (n + n_half) / r_inf exactly:
+// 16 bytes and 2 FLOPs per element, in `space`.
+std::vector<Result> hockney_rows(const std::string& space, double r_inf, double n_half,
+                                 std::vector<std::size_t> sizes) {
+  std::vector<Result> rows;
+  for (std::size_t n : sizes) {
+    const double ms = 1e3 * (static_cast<double>(n) + n_half) / r_inf;
+    rows.push_back(row(space, n, CopyMode::pinned, ms, 2 * ms));
+    rows.back().bytes = 16.0 * static_cast<double>(n);
+    rows.back().flops = 2.0 * static_cast<double>(n);
+  }
+  return rows;
+}
+
+TEST(Analysis, HockneysRateAndHalfSizeFromTheKernelMedians) {
+  // Inputs, not measured: 5e9 elements/s reached half-way at n = 2e5.
+  auto rows = hockney_rows("Cuda", 5e9, 2e5, {1000, 10000, 100000, 1000000, 100000000});
+  // A slower copy mode at one size: the best kernel median is the one fitted.
+  rows.push_back(rows[2]);
+  rows.back().copies = CopyMode::pageable;
+  rows.back().kernel.median *= 3;
+  const auto found = portalab::fit_hockney(rows);
+  ASSERT_EQ(found.size(), 1u);
+  const auto& f = found[0];
+  EXPECT_EQ(f.space, "Cuda");
+  EXPECT_EQ(f.sizes, (std::vector<std::size_t>{1000, 10000, 100000, 1000000, 100000000}));
+  EXPECT_NEAR(f.r_inf / 5e9, 1.0, 1e-9);
+  EXPECT_NEAR(f.n_half / 2e5, 1.0, 1e-9);
+  EXPECT_NEAR(f.r_inf_gbps, 80.0, 1e-6);  // 16 bytes an element
+  EXPECT_NEAR(f.r_inf_gflops, 10.0, 1e-6);
+  EXPECT_LT(f.rms_error, 1e-9);
+  const auto j = portalab::hockney_json(found);
+  EXPECT_EQ(j[0]["sizes"].size(), 5u);
+  EXPECT_DOUBLE_EQ(j[0]["n_half"].get<double>(), f.n_half);
+}
+
+TEST(Analysis, HockneysFitSaysHowFarTheTimesAreFromIt) {
+  // Every other time 10% above the model: the fit is off by some percent.
+  auto rows = hockney_rows("Cuda", 1e9, 1e4, {1000, 10000, 100000, 1000000});
+  rows[1].kernel.median *= 1.1;
+  rows[3].kernel.median *= 1.1;
+  const auto found = portalab::fit_hockney(rows);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_GT(found[0].rms_error, 0.02);
+  EXPECT_LT(found[0].rms_error, 0.1);
+}
+
+TEST(Analysis, HockneysFitOnlyWhereItMeansSomething) {
+  // Two sizes are no fit.
+  EXPECT_TRUE(portalab::fit_hockney(hockney_rows("Cuda", 1e9, 1e4, {1000, 2000})).empty());
+  // Work that is not the same per element (gemm's n^3): not a vector's model.
+  auto cubic = hockney_rows("Cuda", 1e9, 1e4, {100, 200, 400});
+  for (auto& r : cubic) r.flops = 2.0 * std::pow(static_cast<double>(r.n), 3);
+  EXPECT_TRUE(portalab::fit_hockney(cubic).empty());
+  // A time that does not grow with n has no rate.
+  auto flat = hockney_rows("Cuda", 1e9, 1e4, {1000, 10000, 100000});
+  for (auto& r : flat) r.kernel.median = 1.0;
+  EXPECT_TRUE(portalab::fit_hockney(flat).empty());
+  // A failed row is left out (two sizes remain).
+  auto failed = hockney_rows("Cuda", 1e9, 1e4, {1000, 10000, 100000});
+  failed[0].status = Status::fail;
+  EXPECT_TRUE(portalab::fit_hockney(failed).empty());
+  // Time that grows faster than n (a cache left): no negative start-up;
+  // n_half is 0 and the rate the best through the origin.
+  auto steep = hockney_rows("Cuda", 1e9, 0, {1000, 10000, 100000});
+  steep[2].kernel.median *= 4;
+  const auto found = portalab::fit_hockney(steep);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].n_half, 0.0);
+  EXPECT_GT(found[0].r_inf, 0.0);
+  EXPECT_TRUE(portalab::hockney_json(found)[0]["r_inf_gbps"].is_number());
 }
 
 }  // namespace

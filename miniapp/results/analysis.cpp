@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -329,12 +330,93 @@ nlohmann::json fusion_json(const std::vector<FusionRatio>& found) {
   return out;
 }
 
+std::vector<HockneyFit> fit_hockney(const std::vector<Result>& results) {
+  // experiment, variant, parameters, space, dtype, ranks
+  using Key = std::tuple<std::string, std::string, Parameters, std::string, std::string, int>;
+  struct Points {
+    BySize kernel_ms;
+    std::map<std::size_t, std::pair<double, double>> work;  // bytes, FLOPs per element
+  };
+  std::map<Key, Points> groups;
+  std::vector<Key> order;
+  for (const auto& r : results) {
+    if (r.status != Status::pass || r.kernel.median <= 0 || r.n == 0) continue;
+    const Key key{r.experiment, r.variant, r.parameters, r.space, r.dtype, r.ranks};
+    if (!groups.count(key)) order.push_back(key);
+    Points& p = groups[key];
+    keep_best(p.kernel_ms, r.n, r.kernel.median);
+    const double n = static_cast<double>(r.n);
+    p.work[r.n] = {r.bytes / n, r.flops / n};
+  }
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(a, b); };
+  std::vector<HockneyFit> out;
+  for (const auto& key : order) {
+    const Points& p = groups[key];
+    if (p.kernel_ms.size() < 3) continue;
+    const auto [bytes, flops] = p.work.begin()->second;
+    if (!std::all_of(p.work.begin(), p.work.end(), [&](const auto& w) {
+          return same(w.second.first, bytes) && same(w.second.second, flops);
+        }))
+      continue;
+    // Least squares of t = a + b n relative to each median (weights 1/t^2:
+    // every size counts alike, though the times span decades), with n over
+    // the largest size for the sums' sake.
+    const double scale = static_cast<double>(p.kernel_ms.rbegin()->first);
+    double s = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+    for (const auto& [n, t] : p.kernel_ms) {
+      const double x = static_cast<double>(n) / scale, w = 1.0 / (t * t);
+      s += w, sx += w * x, sxx += w * x * x, st += w * t, sxt += w * x * t;
+    }
+    double b = (s * sxt - sx * st) / (s * sxx - sx * sx);
+    double a = (sxx * st - sx * sxt) / (s * sxx - sx * sx);
+    if (!(a >= 0)) a = 0, b = sxt / sxx;  // time that grows faster than n: no start-up term
+    // Time that does not grow with n (its n term under 1% of the largest
+    // size's time: n_half past 99 times the sizes run) tells no rate.
+    if (!(b > 0) || !std::isfinite(b) || b < 0.01 * (a + b)) continue;
+    HockneyFit f;
+    std::tie(f.experiment, f.variant, f.parameters, f.space, f.dtype, f.ranks) = key;
+    double squares = 0;
+    for (const auto& [n, t] : p.kernel_ms) {
+      f.sizes.push_back(n);
+      const double model = a + b * static_cast<double>(n) / scale;
+      squares += (model - t) * (model - t) / (t * t);
+    }
+    f.r_inf = 1e3 * scale / b;  // b: milliseconds per `scale` elements
+    f.r_inf_gbps = f.r_inf * bytes / 1e9;
+    f.r_inf_gflops = f.r_inf * flops / 1e9;
+    f.n_half = a / b * scale;
+    f.rms_error = std::sqrt(squares / static_cast<double>(f.sizes.size()));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+nlohmann::json hockney_json(const std::vector<HockneyFit>& found) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto or_null = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
+  for (const auto& f : found)
+    out.push_back({{"experiment", f.experiment},
+                   {"variant", f.variant},
+                   {"parameters", parameters_json(f.parameters, f.experiment)},
+                   {"space", f.space},
+                   {"dtype", f.dtype},
+                   {"ranks", f.ranks},
+                   {"sizes", f.sizes},
+                   {"r_inf", f.r_inf},
+                   {"r_inf_gbps", or_null(f.r_inf_gbps)},
+                   {"r_inf_gflops", or_null(f.r_inf_gflops)},
+                   {"n_half", f.n_half},
+                   {"rms_error", f.rms_error}});
+  return out;
+}
+
 nlohmann::json analysis_json(const std::vector<Result>& results) {
   return {{"gpu_crossover", gpu_crossover_json(find_crossovers(results))},
           {"multi_rank_crossover", rank_crossover_json(find_rank_crossovers(results))},
           {"float64_over_float32", dtype_ratios_json(find_dtype_ratios(results))},
           {"speedup_over_host", speedups_json(find_speedups(results))},
-          {"fusion", fusion_json(find_fusion_ratios(results))}};
+          {"fusion", fusion_json(find_fusion_ratios(results))},
+          {"hockney", hockney_json(fit_hockney(results))}};
 }
 
 std::string format_analysis(const std::vector<Result>& results) {
@@ -366,6 +448,24 @@ std::string format_analysis(const std::vector<Result>& results) {
     for (const auto& c : ranks)
       out += fmt::format("  {} {} {} {} on {} ranks: {}\n", c.experiment, c.variant, c.space,
                          c.dtype, c.ranks, describe(c.pays, c.sizes));
+  }
+
+  if (const auto fits = fit_hockney(results); !fits.empty()) {
+    out += "\nRate against size, Hockney's t = (n + n_half) / r_inf fitted to the kernel medians\n";
+    for (const auto& f : fits) {
+      const std::string parameters = to_string(f.parameters, f.experiment);
+      std::string rate = fmt::format("{:.3g} elements/s", f.r_inf);
+      if (f.r_inf_gbps > 0) rate = fmt::format("{:.4g} GB/s ({})", f.r_inf_gbps, rate);
+      if (f.r_inf_gflops > 0) rate = fmt::format("{:.4g} GFLOP/s, {}", f.r_inf_gflops, rate);
+      out += fmt::format(
+          "  {} {}{} {} {}{}: r_inf {}, n_half {:.3g}{}; the medians {:.1f}% rms off it, {} sizes\n",
+          f.experiment, f.variant, parameters.empty() ? "" : " " + parameters, f.space, f.dtype,
+          f.ranks > 1 ? fmt::format(" ({} ranks)", f.ranks) : std::string(), rate, f.n_half,
+          f.n_half > static_cast<double>(f.sizes.back()) ? " (beyond the largest n: r_inf is "
+                                                           "extrapolated)"
+                                                         : "",
+          100 * f.rms_error, f.sizes.size());
+    }
   }
 
   const auto ratios = find_dtype_ratios(results);

@@ -87,6 +87,27 @@ struct FusionRatio {
   double ratio = 0.0;
 };
 
+// Hockney's model of a kernel's time against its size, t(n) = (n + n_half) /
+// r_inf, fitted to the best kernel medians (over the copy modes) of one
+// experiment, variant, parameters, space, type and rank count at three sizes
+// or more: r_inf is the rate as n grows, n_half the size at which half of it
+// is reached. Only where the declared work is the same per element at every
+// size (the vectors' experiments, not gemm's n^3): the model is a vector's.
+struct HockneyFit {
+  std::string experiment, variant;
+  Parameters parameters;
+  std::string space, dtype;
+  int ranks = 1;
+  std::vector<std::size_t> sizes;  // increasing
+  double r_inf = 0.0;              // elements per second
+  double r_inf_gbps = 0.0;         // the same in declared bytes; 0: none declared
+  double r_inf_gflops = 0.0;       // ... and in declared FLOPs
+  double n_half = 0.0;             // elements; 0 where the fit's intercept would be negative
+  // The fit's error: the root mean square, over the sizes, of the model's
+  // time less the median, over the median.
+  double rms_error = 0.0;
+};
+
 std::vector<Crossover> find_crossovers(const std::vector<Result>& results);
 std::vector<DtypeRatio> find_dtype_ratios(const std::vector<Result>& results);
 std::vector<RankCrossover> find_rank_crossovers(const std::vector<Result>& results);
@@ -99,9 +120,12 @@ std::vector<Speedup> find_speedups(const std::vector<Result>& results);
 nlohmann::json speedups_json(const std::vector<Speedup>& found);
 std::vector<FusionRatio> find_fusion_ratios(const std::vector<Result>& results);
 nlohmann::json fusion_json(const std::vector<FusionRatio>& found);
+std::vector<HockneyFit> fit_hockney(const std::vector<Result>& results);
+nlohmann::json hockney_json(const std::vector<HockneyFit>& found);
 
 // All of the above as results.json's summary holds them (its keys
-// gpu_crossover, multi_rank_crossover, float64_over_float32, speedup_over_host, fusion).
+// gpu_crossover, multi_rank_crossover, float64_over_float32, speedup_over_host, fusion,
+// hockney).
 nlohmann::json analysis_json(const std::vector<Result>& results);
 
 // The console summary printed after a run: both of the above.

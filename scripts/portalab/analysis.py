@@ -18,6 +18,14 @@ ANALYSIS = {
 }
 
 
+# Conclusions added to the summary later, read where a file has them and
+# never asked of one that lacks them (a file of before is not "missing" its
+# analysis for want of these), with the fields that name one entry.
+LATER_ANALYSIS = {
+    "hockney": ("experiment", "variant", "parameters", "space", "dtype", "ranks"),
+}
+
+
 # The ways a gpu_crossover counts the device's time against the best host
 # space's total: its total with pageable copies, with pinned ones, the best
 # of both, and its kernel alone (every row's kernel phase, whatever its copies).
@@ -59,10 +67,11 @@ def missing_analysis(path, doc):
 
 
 def analysis(runs):
-    """({kind: entries} of ANALYSIS over runs, [missing_analysis sentences]).
+    """({kind: entries} of ANALYSIS and LATER_ANALYSIS over runs,
+    [missing_analysis sentences]).
     runs: (path, document, rows) as load_runs(). Each entry gets its run's
     hostname; an entry that several runs of one host hold is the newest run's."""
-    newest = {kind: {} for kind in ANALYSIS}
+    newest = {kind: {} for kind in (*ANALYSIS, *LATER_ANALYSIS)}
     missing = []
     for path, doc, _ in runs:
         why = missing_analysis(path, doc)
@@ -72,8 +81,11 @@ def analysis(runs):
         prov = doc["provenance"]
         host = (prov.get("host") or {}).get("hostname", "")
         started = prov.get("started_at", "")
-        for kind, fields in ANALYSIS.items():
-            for entry in doc["summary"][kind]:
+        for kind, fields in (*ANALYSIS.items(), *LATER_ANALYSIS.items()):
+            entries = doc["summary"].get(kind)
+            for entry in entries if isinstance(entries, list) else []:
+                if not isinstance(entry, dict):
+                    continue
                 key = (host, *(hashable(entry.get(f)) for f in fields))
                 if key not in newest[kind] or started >= newest[kind][key][0]:
                     newest[kind][key] = (started, dict(entry, hostname=host))

@@ -31,5 +31,5 @@ from portalab.rows import (PHASES, STATS, MACHINE_KEY, ENTRY_KEY, KEY, RUN_FIELD
                            newest_per_key, sort_key, parameters_text, limit_name, limit_text,
                            limit_level, limit_suspect, threads_text, dtype_bytes, passed,
                            HOST_SPACES, own_energy, joules_per_rep, is_host_space)  # noqa: F401
-from portalab.analysis import (ANALYSIS, CROSSOVER_MODES, ANALYSIS_VALUES, missing_analysis,
-                               analysis, describe_pays)  # noqa: F401
+from portalab.analysis import (ANALYSIS, LATER_ANALYSIS, CROSSOVER_MODES, ANALYSIS_VALUES,
+                               missing_analysis, analysis, describe_pays)  # noqa: F401

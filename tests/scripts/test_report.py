@@ -125,6 +125,25 @@ class CrossoverTest(unittest.TestCase):
             self.assertEqual(sorted(theirs), sorted(mine), kind)
             for key, e in mine.items():
                 self.assertEqual(canonical(theirs[key]), canonical(e), (kind, key))
+        # Hockney's fit, by numpy's least squares: the same entries, the
+        # same figures to the fit's arithmetic.
+        fields = pr.LATER_ANALYSIS["hockney"]
+        mine = {tuple(json.dumps(e[f], sort_keys=True) for f in fields): e
+                for e in reference_hockney(doc)}
+        theirs = {tuple(json.dumps(e[f], sort_keys=True) for f in fields): e
+                  for e in summary["hockney"]}
+        self.assertTrue(mine)
+        self.assertEqual(sorted(theirs), sorted(mine))
+        for key, e in mine.items():
+            for f in ("sizes", "r_inf_gbps", "r_inf_gflops"):
+                if e[f] is None or isinstance(e[f], list):
+                    self.assertEqual(theirs[key][f], e[f], (key, f))
+                else:
+                    self.assertAlmostEqual(theirs[key][f] / e[f], 1, 6, (key, f))
+            self.assertAlmostEqual(theirs[key]["r_inf"] / e["r_inf"], 1, 6, key)
+            self.assertAlmostEqual(theirs[key]["n_half"], e["n_half"], delta=1e-6 * e["n_half"]
+                                   + 1e-9, msg=key)
+            self.assertAlmostEqual(theirs[key]["rms_error"], e["rms_error"], 6, key)
 
 
 class PageLogicTest(unittest.TestCase):
@@ -545,6 +564,42 @@ def reference_fusion(doc):
     return [{"experiment": k[0], "space": k[1], "dtype": k[2], "ranks": k[3], "n": k[4],
              "unfused_over_fused": best[k[:5] + ("unfused",)][0] / t[0]}
             for k, t in best.items() if k[5] == "fused" and k[:5] + ("unfused",) in best]
+
+
+def reference_hockney(doc):
+    """The summary's hockney: t = a + b n by least squares relative to each
+    best kernel median (numpy), at three sizes or more of the same declared
+    work per element; a = 0 where it would be negative."""
+    import numpy as np
+    best, work = {}, {}
+    for r in passed_rows(doc):
+        if r["kernel_ms"] <= 0 or r["n"] == 0:
+            continue
+        key = (r["experiment"], r["variant"], json.dumps(r["parameters"], sort_keys=True),
+               r["space"], r["dtype"], r["ranks"])
+        keep_best(best, key + (r["n"],), 0, r["kernel_ms"])
+        work.setdefault(key, set()).add((r["bytes"] / r["n"], r["flops"] / r["n"]))
+    out = []
+    for key, per_element in work.items():
+        sizes = sorted(k[-1] for k in best if k[:-1] == key)
+        if len(sizes) < 3 or len({(round(b, 9), round(f, 9)) for b, f in per_element}) > 1:
+            continue
+        n = np.array(sizes, dtype=float)
+        t = np.array([best[key + (k,)][0] for k in sizes])
+        (a, b), *_ = np.linalg.lstsq(np.stack([1 / t, n / t], axis=1), np.ones(len(t)),
+                                     rcond=None)
+        if a < 0:
+            a, b = 0.0, np.sum(n / t) / np.sum((n / t) ** 2)
+        if b <= 0.01 * (a + b * n[-1]) / n[-1]:
+            continue
+        bytes_, flops = next(iter(per_element))
+        r_inf = 1e3 / b
+        out.append({"experiment": key[0], "variant": key[1], "parameters": json.loads(key[2]),
+                    "space": key[3], "dtype": key[4], "ranks": key[5], "sizes": sizes,
+                    "r_inf": r_inf, "r_inf_gbps": r_inf * bytes_ / 1e9 or None,
+                    "r_inf_gflops": r_inf * flops / 1e9 or None, "n_half": a / b,
+                    "rms_error": float(np.sqrt(np.mean(((a + b * n - t) / t) ** 2)))})
+    return out
 
 
 def reference_dtype_ratios(doc):

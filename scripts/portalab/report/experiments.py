@@ -42,6 +42,27 @@ def crossover_table(found):
                  "The smallest n at which the device's time beats the best host space's total")
 
 
+def hockney_table(fits):
+    """The summary's hockney entries of one experiment: r_inf and n_half per
+    variant, type and space, as portalab fitted them."""
+    rows = []
+    for f in sorted(fits, key=lambda f: (f["variant"], f["dtype"], f["space"], f["ranks"])):
+        rate = (f"{num(f['r_inf_gbps'])} GB/s" if f.get("r_inf_gbps")
+                else f"{num(f['r_inf_gflops'])} GFLOP/s" if f.get("r_inf_gflops")
+                else f"{num(f['r_inf'])} elements/s")
+        sizes = f["sizes"]
+        beyond = " (beyond the sizes run)" if sizes and f["n_half"] > sizes[-1] else ""
+        parameters = pr.parameters_text(f["parameters"])
+        rows.append([f["variant"] + (f" {parameters}" if parameters else ""),
+                     f["dtype"], f["space"] + (f" ({f['ranks']} ranks)" if f["ranks"] > 1 else ""),
+                     rate, num(f["n_half"]) + beyond, pct(f["rms_error"]),
+                     f"{size(sizes[0])} to {size(sizes[-1])}" if sizes else "-"])
+    return table(["variant", "type", "space", "r∞ (rate as n grows)", "n½ (half of r∞)",
+                  "fit's rms error", "sizes"], rows,
+                 "Hockney's t = (n + n½) / r∞, fitted by portalab to the kernel medians: a space "
+                 "reaches half its rate at n½")
+
+
 # ---- One experiment ----------------------------------------------------------
 
 def copies_sentences(rows):
@@ -194,6 +215,7 @@ def experiment_section(figs, mine, experiment, found, has_gpu, many, summary):
     blocks.append(phases_figure(figs, passed, experiment))
     if found:
         blocks.append(crossover_table(found))
+    blocks.append(hockney_table(summary.get("hockney", [])))
     blocks.append(service_table(passed))
     not_passed = [r for r in mine if r["check"] != "PASS"]
     if not_passed:

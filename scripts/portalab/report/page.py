@@ -61,7 +61,8 @@ def build(runs, base_paths=None, phase="total", threshold=10.0, store=None, port
     if missing:
         sections[1]["blocks"].insert(1, text(NO_SUMMARY))
     of_experiment, crossovers_of = groups(rows, "experiment"), groups(crossovers, "experiment")
-    of_kind = {kind: groups(found[kind], "experiment") for kind in ("fusion", "float64_over_float32")}
+    of_kind = {kind: groups(found[kind], "experiment")
+               for kind in ("fusion", "float64_over_float32", "hockney")}
     for e in order:
         summary = None if missing else {k: of_kind[k].get(e, []) for k in of_kind}
         sections.append(experiment_section(figs, of_experiment.get(e, []), e,
