@@ -139,62 +139,6 @@ TEST_F(ResultFiles, SpeedupIsRelativeToTheFirstHostSpace) {
   }
 }
 
-// A passing row of one speedup group (e v float64 n=10).
-portalab::Result speedup_row(std::string space, portalab::CopyMode mode, double total) {
-  portalab::Result r;
-  r.experiment = "e";
-  r.variant = "v";
-  r.dtype = "float64";
-  r.n = 10;
-  r.space = std::move(space);
-  r.copies = mode;
-  r.status = portalab::Status::pass;
-  r.total.median = total;
-  return r;
-}
-
-TEST(Speedups, DeviceRowsWithoutAHostCounterpartUseTheHostBaseline) {
-  const std::string host = portalab::enabled_space_names().front();
-  const auto row = speedup_row;
-  std::vector<portalab::Result> rows{
-      row(host, portalab::CopyMode::pageable, 10.0),
-      row(host, portalab::CopyMode::none, 8.0),
-      row("SomeDevice", portalab::CopyMode::pinned, 2.0),  // host spaces run no pinned mode
-      row("SomeDevice", portalab::CopyMode::none, 1.0),
-  };
-  rows.back().status = portalab::Status::fail;  // a failed row gets no speedup
-  portalab::assign_speedups(rows);
-  EXPECT_DOUBLE_EQ(rows[0].speedup_over_baseline, 1.0);
-  EXPECT_DOUBLE_EQ(rows[1].speedup_over_baseline, 1.0);
-  EXPECT_EQ(rows[2].baseline, host);
-  EXPECT_DOUBLE_EQ(rows[2].speedup_over_baseline, 5.0);
-  EXPECT_EQ(rows[3].speedup_over_baseline, 0.0);
-  EXPECT_EQ(rows[3].baseline, "");
-}
-
-// A row written keeps its figure: a baseline that comes after it (the run
-// puts the baseline space first, so only rows made out of order) leaves it.
-TEST(Speedups, ARowAddedNeverChangesOneBeforeIt) {
-  const std::string host = portalab::enabled_space_names().front();
-  auto row = [](std::string space, double total) {
-    return speedup_row(std::move(space), portalab::CopyMode::none, total);
-  };
-  std::vector<portalab::Result> rows{row("SomeDevice", 2.0)};
-  portalab::Speedups speedups;
-  speedups.add(rows, 0);
-  EXPECT_EQ(rows[0].baseline, "SomeDevice");
-  EXPECT_DOUBLE_EQ(rows[0].speedup_over_baseline, 1.0);
-  rows.push_back(row(host, 10.0));
-  speedups.add(rows, 1);
-  EXPECT_EQ(rows[1].baseline, host);
-  EXPECT_EQ(rows[0].baseline, "SomeDevice");  // as written
-  EXPECT_DOUBLE_EQ(rows[0].speedup_over_baseline, 1.0);
-  rows.push_back(row("SomeDevice", 1.0));  // after the host's row: against it
-  speedups.add(rows, 2);
-  EXPECT_EQ(rows[2].baseline, host);
-  EXPECT_DOUBLE_EQ(rows[2].speedup_over_baseline, 10.0);
-}
-
 // A 4-rank run printed "scaling=0" for a deck that said scaling = "strong".
 TEST(Parameters, NamedChoicesReadAsTheDeckGivesThem) {
   using portalab::Parameters;

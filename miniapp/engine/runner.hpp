@@ -1,16 +1,16 @@
 // The loop of a run (the Session's, engine/session.hpp): a validated deck in
-// three stages, a file each:
+// four stages, a file each:
 //   expand     the deck into entries, one per result row, in run order
 //              (engine/expand.hpp)
 //   run_case   one case's entries into Results: set up its case once, time
 //              each variant's phases (cold call, warm-ups, fenced repetitions,
 //              the variants taking turns), check each; with several ranks,
 //              their parts combined (engine/run_case.hpp)
-//   Sink       the rows written: progress, speedups, tables and the result
+//   Relations  every figure relating rows, when the case closes: to one rank,
+//              the variants', limits re-measured, the speedup over the
+//              baseline space (engine/relate.hpp)
+//   Sink       the rows written, final: progress, tables and the result
 //              files (engine/sink.hpp)
-// Between them the loop relates the rows (a row on several ranks to the same
-// on one, a case's variants to each other) and, on one rank, re-measures a
-// space's limits that a row outran.
 #pragma once
 
 #include "deck/deck.hpp"

@@ -1,4 +1,4 @@
-// The third stage of a run (engine/runner.hpp): the rows as they are measured,
+// The last stage of a run (engine/runner.hpp): the rows as they are measured,
 // written: progress lines, speedups, console tables and the result files.
 #pragma once
 
@@ -40,10 +40,8 @@ struct RunSummary {
 };
 
 // Writes the rows as they are measured: progress lines, console tables and
-// the result files. A row comes here final: what relates rows or holds them
-// to limits re-measured mid-run is the loop's (engine/runner.cpp), done to a
-// case's rows before they come, and a row recorded is never changed (its
-// speedup is filled from the rows before it, Speedups::add).
+// the result files. A row comes here final (engine/relate.hpp relates a
+// case's rows before they come), and a row recorded is never changed.
 class Sink {
  public:
   // `entries`: how many the run will measure, for the progress lines' count;
@@ -72,7 +70,6 @@ class Sink {
   nlohmann::json m_provenance;
   std::size_t m_entries;
   RunSummary m_summary;
-  Speedups m_speedups;
   std::optional<ResultFiles> m_files;
   std::string m_last_experiment;
   std::vector<double> m_estimated_ms;  // per entry, for the time left (with progress only)

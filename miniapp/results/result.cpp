@@ -2,7 +2,6 @@
 
 #include "experiment/experiment.hpp"
 #include "libraries/host_blas.hpp"
-#include "platform/spaces.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -66,53 +65,6 @@ std::string row_path(std::string_view kernel_paths, std::string_view library) {
   if (!kernel_paths.empty()) return std::string(kernel_paths);
   if (!library.empty() && library != "native") return "library";
   return "";
-}
-
-namespace {
-
-// Baseline of rows[j] among its group: the first compiled space that passed
-// with the same copy mode, or a host space in any mode (a host space's copies
-// are no-ops, and pinned runs on devices only), whichever comes first.
-void assign_speedup(std::span<Result> rows, const std::vector<std::size_t>& group, std::size_t j,
-                    const std::vector<std::string>& order) {
-  auto rank = [&](const std::string& space) {
-    return std::find(order.begin(), order.end(), space) - order.begin();
-  };
-  Result& r = rows[j];
-  const Result* b = nullptr;
-  if (r.status == Status::pass && r.total.median > 0)
-    for (std::size_t k : group) {
-      const Result& c = rows[k];
-      if (c.status != Status::pass) continue;
-      if (c.copies != r.copies && !is_host_space(c.space)) continue;
-      // The same copy mode wins over another of the same space.
-      auto key = [&](const Result& x) {
-        return std::make_pair(rank(x.space), x.copies != r.copies);
-      };
-      if (!b || key(c) < key(*b)) b = &c;
-    }
-  if (b) {
-    r.speedup_over_baseline = b->total.median / r.total.median;
-    r.baseline = b->space;
-  } else {
-    r.speedup_over_baseline = 0.0;
-    r.baseline.clear();
-  }
-}
-
-}  // namespace
-
-void Speedups::add(std::span<Result> rows, std::size_t i) {
-  static const std::vector<std::string> order = enabled_space_names();
-  const Result& r = rows[i];
-  auto& group = m_groups[{r.experiment, r.variant, r.dtype, r.n, r.ranks}];
-  group.push_back(i);
-  assign_speedup(rows, group, i, order);
-}
-
-void assign_speedups(std::vector<Result>& results) {
-  Speedups speedups;
-  for (std::size_t i = 0; i < results.size(); ++i) speedups.add(results, i);
 }
 
 namespace {

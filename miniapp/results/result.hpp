@@ -11,9 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
-#include <map>
 #include <optional>
-#include <tuple>
 #include <span>
 #include <string>
 #include <vector>
@@ -156,26 +154,6 @@ std::string threads_text(int space_threads, int library_threads);
 // A row's path: the paths its kernels reported (kernels::Paths::names);
 // else "library" where a library served the call; else "" (no choice).
 std::string row_path(std::string_view kernel_paths, std::string_view library);
-
-// Fills speedup_over_baseline and baseline: the first host space that ran the same
-// experiment, variant, type, size and copy mode on as many ranks is the
-// baseline (ranks against one rank: parallel_efficiency).
-void assign_speedups(std::vector<Result>& results);
-
-// The same, one row at a time, as a run produces them: each row costs the
-// rows of its own group (experiment, variant, type, size), not all rows.
-class Speedups {
- public:
-  // Row i of rows is new: fills its speedup_over_baseline from the rows of
-  // its group so far, itself included. The run puts the baseline space's
-  // rows first, so a row written keeps its figure: none is changed here.
-  void add(std::span<Result> rows, std::size_t i);
-
- private:
-  std::map<std::tuple<std::string, std::string, std::string, std::size_t, int>,
-           std::vector<std::size_t>>
-      m_groups;
-};
 
 // Rows as files and tables print them, all from one table of fields
 // (result.cpp): JSON, CSV and the console table cannot disagree.
