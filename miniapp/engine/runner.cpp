@@ -39,10 +39,10 @@ std::vector<double> estimated_ms(std::span<const Entry> entries, const RunOption
 RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann::json& provenance) {
   const Registry& registry = options.registry ? *options.registry : global_registry();
   const Comm& all = options.world ? *options.world : world();
-  return run_deck(deck, expand(deck, registry, all.size()), options, provenance);
+  return run_deck(expand(deck, registry, all.size()), options, provenance);
 }
 
-RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const RunOptions& options,
+RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options,
                     const nlohmann::json& provenance) {
   const Comm& all = options.world ? *options.world : world();
   Sink sink(options, provenance, entries.size(), estimated_ms(entries, options));

@@ -23,10 +23,10 @@
 
 namespace portalab {
 
-// All three stages, on the plan the Session made (entries: expand(deck, ...)
+// All four stages, on the plan the Session made (entries: expand(deck, ...)
 // on the ranks of options.world). Stops early, with what it has, when a
 // signal arrives (interrupt.hpp).
-RunSummary run_deck(const Deck& deck, const std::vector<Entry>& entries, const RunOptions& options,
+RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options,
                     const nlohmann::json& provenance);
 // The same, the deck expanded here (for tests and callers without a plan).
 RunSummary run_deck(const Deck& deck, const RunOptions& options, const nlohmann::json& provenance);

@@ -333,7 +333,7 @@ int Session::run() {
   m_options.tables = root ? &std::cout : nullptr;
   m_options.progress = root ? &std::cerr : nullptr;
   m_options.energy = m_meters ? &*m_meters : nullptr;
-  const auto summary = run_deck(m_deck, m_entries, m_options, m_provenance);
+  const auto summary = run_deck(m_entries, m_options, m_provenance);
   return end(summary);
 }
 
