@@ -17,6 +17,7 @@
 #include "deck/deck.hpp"
 #include "engine/agreement.hpp"
 #include "engine/session.hpp"
+#include "platform/spaces.hpp"
 #include "support/console.hpp"
 #include "support/environment.hpp"
 #include "support/files.hpp"
@@ -72,7 +73,9 @@ int portalab_main(int argc, char** argv) {
     ~Finalize() { portalab::finalize_world(); }
   } finalize;
   // Only rank 0 prints results; the others' stdout would repeat them.
-  if (portalab::world().rank() != 0) std::freopen("/dev/null", "w", stdout);
+  // (A failed reopen leaves it as it was: nothing better to do.)
+  if (portalab::world().rank() != 0 && !std::freopen("/dev/null", "w", stdout)) {
+  }
   // --kokkos-* options go to Kokkos::initialize, the rest to portalab.
   std::vector<std::string> command(argv, argv + argc);
   std::vector<char*> ours{argv[0]}, kokkos_args{argv[0]};
@@ -270,6 +273,8 @@ int portalab_main(int argc, char** argv) {
     }
     // PORTALAB_* variables read only deep in a run: a mistake said now.
     if (const std::string problem = portalab::environment_problem(); !problem.empty())
+      return bad_input(problem);
+    if (const std::string problem = portalab::device_problem(); !problem.empty())
       return bad_input(problem);
     portalab::check_kokkos_arguments(kokkos_args);
     if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);

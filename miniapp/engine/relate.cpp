@@ -64,8 +64,8 @@ void recheck_limits(std::span<Result> rows, const LimitsRecheck& recheck) {
                              {"row_pct_of_limit", r.pct_of_limit}};
     std::string said;
     try {
-      const Recheck& done = recheck_bandwidth(cal, space, after, r.pct_of_limit,
-                                              std::string(r.limit.kind()));
+      const std::string kind(r.limit.kind());
+      const Recheck& done = recheck_bandwidth(cal, space, after, r.pct_of_limit, kind);
       record.update(to_json(done));
       said = format_recheck(*cal.find(space), done);
     } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include "platform/space_names.hpp"
 #include "support/environment.hpp"
+#include "support/text.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -43,6 +44,23 @@ int visible_device_count() {
   return count;
 #else
   return -1;
+#endif
+}
+
+std::string device_problem() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0) return {};
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return fmt::format(
+      "this portalab was built with Cuda, and the CUDA runtime sees no GPU here ({}{}): run it "
+      "on a GPU node (under Slurm, ask for one: --gpus=1 or --gres=gpu:1), or build the host "
+      "preset for the CPU alone (cmake --workflow --preset host)",
+      err == cudaSuccess ? "cudaGetDeviceCount: 0 devices" : cudaGetErrorString(err),
+      visible ? fmt::format("; CUDA_VISIBLE_DEVICES='{}'", shown(visible)) : std::string());
+#else
+  return {};
 #endif
 }
 

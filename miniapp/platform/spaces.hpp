@@ -118,6 +118,12 @@ std::string canonical_space_name(std::string_view name);
 // and --kokkos-device-id choose among them); -1 where not known (no Cuda).
 int visible_device_count();
 
+// Why this build cannot start Kokkos here, asked before it starts: a Cuda
+// build where the runtime sees no GPU (a login node, a Slurm job without
+// --gpus, CUDA_VISIBLE_DEVICES empty), which Kokkos would end with its own
+// abort. "" where it can.
+std::string device_problem();
+
 // The PCI bus id of the GPU Kokkos will give this rank, asked before Kokkos
 // starts, for the rank's share of the node's CPUs (ranks/placement.hpp):
 // Kokkos' default, the launcher's node-local rank modulo the devices seen.
