@@ -6,7 +6,7 @@
 //     earlier case;
 //   - the case's variants to each other (ExperimentInfo::relate);
 //   - on one rank, the case's rows against a space's limits measured again
-//     because one of them outran them (limits/recheck);
+//     because one of them outran them (recheck_bandwidth, limits/calibrate.hpp);
 //   - each row's speedup over the baseline space (speedup_over_baseline),
 //     against the rows of its group so far: the run puts the baseline space
 //     first.
@@ -41,8 +41,9 @@ struct LimitsRecheck {
 class Relations {
  public:
   // A case's rows, measured: their figures filled in. relate: the
-  // experiment's (may be empty); recheck: none where limits are not
-  // re-measured (several ranks, no calibration, --no-recheck).
+  // experiment's (may be empty); recheck: none, or none of its limits,
+  // where limits are not re-measured (several ranks, no calibration,
+  // RunOptions::recheck_limits off).
   void close_case(std::span<Result> rows, const Relate& relate, const LimitsRecheck* recheck);
 
  private:
