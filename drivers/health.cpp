@@ -5,6 +5,7 @@
 #include "engine/agreement.hpp"
 #include "engine/session.hpp"
 #include "experiment/experiment.hpp"
+#include "platform/spaces.hpp"
 #include "ranks/comm.hpp"
 #include "results/result_files.hpp"
 #include "store/health.hpp"
@@ -224,6 +225,9 @@ int run_health_command(const HealthCommand& c, int& kokkos_argc, char** kokkos_a
       throw InputError(e.what());
     }
     if (root && !c.prometheus.empty()) check_output_file(c.prometheus);
+    // A check to run needs the build's GPU (--from judges one run before).
+    if (c.from.empty())
+      if (const std::string problem = device_problem(); !problem.empty()) throw InputError(problem);
     if (root && (!c.db.empty() || std::getenv("PORTALAB_DB"))) {
       try {
         store::open_store(store::store_path(c.db), /*write=*/true, 60, &std::cerr);

@@ -274,12 +274,13 @@ int portalab_main(int argc, char** argv) {
     // PORTALAB_* variables read only deep in a run: a mistake said now.
     if (const std::string problem = portalab::environment_problem(); !problem.empty())
       return bad_input(problem);
-    if (const std::string problem = portalab::device_problem(); !problem.empty())
-      return bad_input(problem);
     portalab::check_kokkos_arguments(kokkos_args);
-    if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);
+    // health --from starts no Kokkos: health asks device_problem itself.
     if (portalab::health_command_given(*health_cmd))
       return portalab::run_health_command(*health_cmd, kokkos_argc, kokkos_args.data(), command);
+    if (const std::string problem = portalab::device_problem(); !problem.empty())
+      return bad_input(problem);
+    if (*info_cmd) return portalab::info_session(kokkos_argc, kokkos_args.data(), command);
     if (*cal_cmd)
       return portalab::calibrate_session({cal_out, cal_spaces, cal_quick, cal_energy == "on",
                                           command},
