@@ -30,6 +30,8 @@
 #include <cstdlib>
 #include <ostream>
 #include <string_view>
+#include <cstring>
+#include <thread>
 
 #include <unistd.h>
 
@@ -119,6 +121,10 @@ struct Sizes {
   std::size_t gemm_n;            // the most: measure_gemm sizes it to its share
   int reps;                      // the most: a scheduled step stops sooner
   Schedule* schedule = nullptr;  // nullptr: reps repetitions, however long
+  // Scheduled: the stream arrays may stop at least_elements (0: never
+  // shrink) where their first touch leaves the step under measure_s.
+  std::size_t least_elements = 0;
+  double measure_s = 0;
 };
 
 // sample_ms within the step's time: `warmups` untimed calls, then timed ones
@@ -389,10 +395,12 @@ void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, ke
       break;
   }
   // A point a fifth below both its neighbours is a busy moment more likely
-  // than a level: measured again (twice at most), the faster of each kernel kept.
+  // than a level: measured again (twice at most, while the step's share
+  // lasts: no point costs more than the last), the faster of each kernel kept.
   for (std::size_t i = 1; i + 1 < points.size(); ++i)
     for (int again = 0;
-         again < 2 && points[i].best() < 0.8 * std::min(points[i - 1].best(), points[i + 1].best());
+         again < 2 && seconds_since(start) + last_s <= budget &&
+         points[i].best() < 0.8 * std::min(points[i - 1].best(), points[i + 1].best());
          ++again) {
       const SweepPoint p = point(points[i].bytes);
       points[i].read_gbps = std::max(points[i].read_gbps, p.read_gbps);
@@ -408,6 +416,49 @@ void measure_ladder(const Space& exec, SpaceLimits& s, const SweepPlan& plan, ke
   s.raise_memory_level();
 }
 
+struct Filled {
+  std::size_t elements;  // of each array
+  double seconds;
+};
+
+// The stream arrays' first touch (a = 0, b = 1, c = 2) by the space's own
+// threads, 64 MB of each at a time. Scheduled, with z.least_elements, it
+// stops once they hold that many and the next slice would leave the step
+// less than z.measure_s: a virtual machine's host may back the guest's
+// pages only as they are first touched, far slower than the 64 MB the
+// bound's rate came from (docs/limits.md), and no repetition count
+// shortens a first touch.
+template <class Space, class View>
+Filled fill_stream_arrays(const Space& exec, const View& a, const View& b, const View& c,
+                          const Sizes& z) {
+  const std::size_t n = a.extent(0), slice = std::size_t{1} << 23;
+  // For the tests: PORTALAB_FAULT=first_touch:MS makes each slice MS ms
+  // slower, as a host that backs the guest's pages slowly would.
+  int slow_ms = 0;
+  if (const char* fault = std::getenv("PORTALAB_FAULT");
+      fault && std::string_view(fault).rfind("first_touch:", 0) == 0)
+    slow_ms = std::atoi(fault + std::strlen("first_touch:"));
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t done = 0;
+  double last_s = 0;
+  while (done < n) {
+    throw_if_interrupted();
+    if (z.schedule && z.least_elements > 0 && done >= z.least_elements &&
+        z.schedule->left() - last_s < z.measure_s)
+      break;
+    const auto before = std::chrono::steady_clock::now();
+    const auto r = std::make_pair(done, std::min(n, done + slice));
+    Kokkos::deep_copy(exec, Kokkos::subview(a, r), 0.0);
+    Kokkos::deep_copy(exec, Kokkos::subview(b, r), 1.0);
+    Kokkos::deep_copy(exec, Kokkos::subview(c, r), 2.0);
+    exec.fence("portalab::calibrate::first_touch");
+    if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+    last_s = seconds_since(before);
+    done = r.second;
+  }
+  return {done, seconds_since(start)};
+}
+
 // With `policy`, the kernels' paths of the rows (host_policy_of): the
 // limits are of the loops the rows run. With `sweep`, the ladder too.
 template <class Space>
@@ -415,14 +466,28 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
                     const kernels::HostPolicy& policy, const SweepPlan* sweep = nullptr) {
   kernels::Paths paths(policy);
   using View = Kokkos::View<double*, typename Space::memory_space>;
-  const std::size_t n = z.stream_elements;
+  const std::size_t asked = z.stream_elements;
   // Allocated as the experiments' arrays are (arrays.hpp): the limit is of
   // the same pages the rows run on.
-  View a = allocate_view<View>("a", n), b = allocate_view<View>("b", n),
-       c = allocate_view<View>("c", n);
-  Kokkos::deep_copy(exec, a, 0.0);
-  Kokkos::deep_copy(exec, b, 1.0);
-  Kokkos::deep_copy(exec, c, 2.0);
+  View a = allocate_view<View>("a", asked), b = allocate_view<View>("b", asked),
+       c = allocate_view<View>("c", asked);
+  std::string shrunk;  // why the arrays are smaller than asked
+  if (const Filled f = fill_stream_arrays(exec, a, b, c, z); f.elements < asked) {
+    const std::size_t cache = s.host ? last_level_cache_bytes() : 0;
+    shrunk = fmt::format(
+        "arrays of {:.0f} MB, not the {:.0f} MB planned: their first touch ran at {:.2f} GB/s "
+        "and the step's time ran out{}",
+        f.elements * sizeof(double) / 1e6, asked * sizeof(double) / 1e6,
+        gbps(3.0 * sizeof(double) * f.elements, 1e3 * f.seconds),
+        f.elements * sizeof(double) < 4 * cache
+            ? fmt::format("; under STREAM's four times the {:.0f} MB cache, the bandwidths may "
+                          "be partly the cache's",
+                          cache / 1e6)
+            : std::string());
+    const auto kept = std::make_pair(std::size_t{0}, f.elements);
+    a = Kokkos::subview(a, kept), b = Kokkos::subview(b, kept), c = Kokkos::subview(c, kept);
+  }
+  const std::size_t n = a.extent(0);
   Space e = exec;
   const double copy_bytes = 2.0 * sizeof(double) * n;
   s.stream_bytes = sizeof(double) * n;
@@ -457,6 +522,7 @@ void measure_stream(const Space& exec, SpaceLimits& s, const Sizes& z,
     if (z.schedule) z.schedule->step(sweep->share_s);
     measure_ladder(exec, s, *sweep, paths, a, b, c, z.schedule);
   }
+  if (!shrunk.empty()) s.ladder.notes.push_back(shrunk);
 }
 
 // The bytes (a loop's arrays together) from which a space that streams its
@@ -929,6 +995,10 @@ Calibration calibrate(const std::vector<std::string>& spaces, const CalibrationO
           std::size_t{1} << 23, 4 * last_level_cache_bytes() / sizeof(double));
       z.stream_elements = std::min(z.stream_elements,
                                    std::max(least, static_cast<std::size_t>(fit) >> 20 << 20));
+      // A first touch too slow for the step may stop the arrays below
+      // STREAM's rule, at a quick calibration's 64 MB (said in the limits).
+      z.least_elements = std::min(std::size_t{1} << 23, z.stream_elements);
+      z.measure_s = share.stream;
     }
     schedule.step(share.stream + touch_s(touched_bytes(s.host, z)));
     say(fmt::format(
