@@ -1,5 +1,7 @@
 #include "db.hpp"
 
+#include "output/console.hpp"
+#include "output/json.hpp"
 #include "support/console.hpp"
 #include "support/environment.hpp"
 #include "support/interrupt.hpp"
@@ -33,181 +35,7 @@ struct DbCommand {
   std::string prometheus;  // fleet --prometheus FILE
 };
 
-std::string text_table(const std::vector<std::vector<std::string>>& lines) {
-  std::vector<std::size_t> width;
-  for (const auto& l : lines)
-    for (std::size_t i = 0; i < l.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], l[i].size());
-    }
-  // Padded in place (a history is tens of thousands of lines); text beyond
-  // ASCII padded by fmt, which counts its width as a terminal shows it.
-  std::string out;
-  for (const auto& l : lines) {
-    const std::size_t start = out.size();
-    for (std::size_t i = 0; i < l.size(); ++i) {
-      if (i + 1 == l.size()) {
-        out += l[i];
-      } else if (std::all_of(l[i].begin(), l[i].end(),
-                             [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
-        out += l[i];
-        out.append(width[i] - l[i].size() + 2, ' ');
-      } else {
-        fmt::format_to(std::back_inserter(out), "{:<{}}  ", l[i], width[i]);
-      }
-    }
-    while (out.size() > start && out.back() == ' ') out.pop_back();
-    out += '\n';
-  }
-  return out;
-}
-
 namespace {
-
-std::string number(const nlohmann::json& v, const char* spec = "{:.4g}") {
-  return v.is_number() ? fmt::format(fmt::runtime(spec), v.get<double>()) : "-";
-}
-
-std::string number(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
-
-std::string percent(const std::optional<double>& v) {
-  return v ? fmt::format("{:+.1f}%", 100 * *v) : "";
-}
-
-// Text of an imported results.json (names, hosts, CPU models, job ids,
-// paths) as a table shows it: quoted and cut as the run's messages are
-// (support/text.hpp); --json gives it exact.
-std::string cell(const std::string& s) { return shown(s); }
-std::string cell(const nlohmann::json& s) {
-  return s.is_string() ? shown(s.get<std::string>()) : "-";
-}
-
-std::string key_text(const store::SeriesKey& k) {
-  return fmt::format("{} {} {} n={} {} {} {} threads={} on {}{}", cell(k.experiment),
-                     cell(k.variant), cell(k.dtype), k.n, cell(k.space), cell(k.copies),
-                     cell(k.library), k.threads, cell(k.machine),
-                     k.gpu.empty() ? "" : " " + cell(k.gpu));
-}
-
-std::string or_dash(const std::string& s) { return s.empty() ? "-" : shown(s); }
-
-std::string changes_text(const std::vector<store::HistoryChange>& changes) {
-  if (changes.empty())
-    return "nothing recorded changed (the same code path, build, clocks and library)";
-  std::string out;
-  for (const auto& c : changes)
-    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", cell(c.what), or_dash(c.from),
-                       or_dash(c.to));
-  return out;
-}
-
-// The latest run's code path, or how it changed since the base run: a
-// figure that moved because calibration chose another path says so.
-std::string path_text(const store::HistoryRow& r) {
-  for (const auto& c : r.changes)
-    if (c.what == "path") return fmt::format("{} -> {}", or_dash(c.from), or_dash(c.to));
-  return or_dash(r.runs.back().path.value_or(""));
-}
-
-void print_history(const store::History& h) {
-  std::vector<std::vector<std::string>> lines{
-      {"verdict", "change", "runs", "latest ms", "base ms", "experiment", "variant", "dtype", "n",
-       "space", "copies", "library", "path", "threads", "machine", "gpu"}};
-  for (const auto& r : h.rows) {
-    const auto& k = r.key;
-    lines.push_back(
-        {cell(r.verdict) + (r.regression ? " REGRESSION" : "") + (r.noisy ? " NOISY" : ""),
-         percent(r.change), std::to_string(r.runs.size()), number(r.runs.back().m.ms),
-         r.base ? number(r.runs[*r.base].m.ms) : "-", cell(k.experiment), cell(k.variant),
-         cell(k.dtype), std::to_string(k.n), cell(k.space), cell(k.copies), cell(k.library),
-         path_text(r), std::to_string(k.threads), cell(k.machine),
-         k.gpu.empty() ? "-" : cell(k.gpu)});
-  }
-  std::string out = fmt::format(
-                        "history: {} rows, the last {} runs of each, {} ms; latest run against the "
-                        "earlier ones\n",
-                        h.rows.size(), h.last, h.phase) +
-                    text_table(lines);
-  out += fmt::format("\nregressions: {}{}\n", h.regressions.size(),
-                     h.regressions.empty()
-                         ? fmt::format(" (none slower by more than {:g}%)", h.threshold_pct)
-                         : "");
-  for (const std::size_t i : h.regressions) {
-    const auto& r = h.rows[i];
-    out += fmt::format("  {} {}: {} (base {} -> latest {})\n    changed: {}\n", cell(r.verdict),
-                       percent(r.change), key_text(r.key),
-                       cell(h.runs[r.runs[*r.base].run].started_at),
-                       cell(h.runs[r.runs.back().run].started_at), changes_text(r.changes));
-  }
-  out += fmt::format(
-      "test: {} rows whose runs both kept their repetitions, by the Mann-Whitney U test at "
-      "{:g} after Holm's correction over them, a change of the median over {:g}%\n",
-      h.tested, h.alpha, 100 * h.tolerance);
-  out += fmt::format(
-      "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; for the other rows a "
-      "change must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
-      100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
-  if (std::any_of(h.rows.begin(), h.rows.end(), [](const auto& r) { return r.noisy; }))
-    out += "NOISY: the latest run's repetitions ran out of budget before its median was steady\n";
-  std::cout << out;
-}
-
-// A line per figure; the last column says which are out of line (and
-// why at the end, with the member's other reasons).
-void print_members(const nlohmann::json& members, const char* what) {
-  std::vector<std::vector<std::string>> lines{{what, "host", "model", "quantity", "value", "unit",
-                                               "x median", "reference", "x reference", ""}};
-  for (const auto& m : members) {
-    const std::string id = cell(m["id"]);
-    for (const char* part : {"limits", "rows"})
-      for (const auto& f : m[part]) {
-        std::string flag = f.value("flagged", nlohmann::json::array()).empty() ? "" : "OUTLIER";
-        if (f.contains("unsteady"))
-          flag += fmt::format("{}unsteady (x{:.1f})", flag.empty() ? "" : " ",
-                              f["unsteady"].get<double>());
-        lines.push_back(
-            {id, cell(m["host"]), cell(m["model"]), cell(f["quantity"]), number(f["value"]),
-             cell(f["unit"]), f.contains("vs_median") ? number(f["vs_median"], "{:.3f}") : "-",
-             f.contains("reference") ? number(f["reference"]) : "-",
-             f.contains("vs_reference") ? number(f["vs_reference"], "{:.3f}") : "-", flag});
-      }
-  }
-  std::cout << text_table(lines);
-}
-
-void print_fleet(const nlohmann::json& f) {
-  const auto& s = f["selection"];
-  std::cout << fmt::format("fleet: {} runs of {}; each against the median of its model's group{}\n",
-                           s["runs"].get<std::int64_t>(),
-                           s.contains("job")
-                               ? fmt::format("job {}", cell(s["job"]))
-                               : fmt::format("{} .. {}", cell(s["since"]), cell(s["until"])),
-                           s["references"].get<std::string>().empty()
-                               ? ""
-                               : fmt::format(" and {}", cell(s["references"])));
-  if (const auto& short_rows = s["rows_too_short"]; !short_rows.empty())
-    std::cout << fmt::format(
-        "rows: {} {} left out, each kernel under {:g} ms (its launch and clocks "
-        "more than its GPU; --row EXPERIMENT shows them): {}{}\n",
-        short_rows.size(), short_rows.size() == 1 ? "kind" : "kinds", s["min_row_ms"].get<double>(),
-        cell(short_rows[0]), short_rows.size() > 1 ? ", ..." : "");
-  std::cout << fmt::format("\nGPUs: {}\n", f["gpus"].size());
-  if (!f["gpus"].empty()) print_members(f["gpus"], "GPU");
-  std::cout << fmt::format("\nnodes: {}\n", f["nodes"].size());
-  if (!f["nodes"].empty()) print_members(f["nodes"], "node");
-  int outliers = 0;
-  std::string reasons;
-  for (const char* part : {"gpus", "nodes"})
-    for (const auto& m : f[part])
-      if (m["outlier"].get<bool>()) {
-        ++outliers;
-        reasons += fmt::format("  {} on {}:\n", cell(m["id"]), cell(m["host"]));
-        // A reason is portalab's sentence about names of the file: cut longer.
-        for (const auto& r : m["reasons"])
-          reasons += fmt::format("    {}\n", shown(r.get<std::string>(), 4 * shown_max_bytes));
-      }
-  std::cout << fmt::format("\noutliers: {}\n{}", outliers, reasons);
-}
 
 // A number an option takes: finite, and within [low, high].
 CLI::Validator finite_in(double low, double high) {
@@ -227,6 +55,12 @@ CLI::Validator not_empty(const char* what) {
         return text.empty() ? fmt::format("'': expected {}", what) : std::string();
       },
       "");
+}
+
+// --json: one JSON document on stdout; else text (output/printer.hpp).
+std::unique_ptr<Printer> printer_of(const DbCommand& c) {
+  if (c.json) return std::make_unique<JsonPrinter>();
+  return std::make_unique<ConsolePrinter>(&std::cerr, &std::cout);
 }
 
 void add_store_option(CLI::App* sub, DbCommand& c) {
@@ -366,12 +200,7 @@ int run_db_command(const DbCommand& c) {
     auto db = store::open_store(path, /*write=*/false, c.wait_s, &std::cerr);
     if (c.history->parsed()) {
       const auto h = store::history(*db, c.history_options);
-      if (c.json) {
-        std::ostringstream text;
-        store::write_history_json(h, text);
-        write_json(text.str());
-      } else
-        print_history(h);
+      printer_of(c)->history(h);
       return h.regressions.empty() ? 0 : 1;
     }
     auto options = c.fleet_options;
@@ -388,10 +217,7 @@ int run_db_command(const DbCommand& c) {
       print_to(stderr, "error: {}\n", e.what());
       return 1;
     }
-    if (c.json)
-      write_json(f.dump(2) + "\n");
-    else
-      print_fleet(f);
+    printer_of(c)->fleet(f);
     for (const char* part : {"gpus", "nodes"})
       for (const auto& m : f[part])
         if (m["outlier"].get<bool>()) return 1;

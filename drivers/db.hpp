@@ -24,7 +24,4 @@ bool db_command_given(const DbCommand& command);
 // by signal N.
 int run_db_command(const DbCommand& command);
 
-// Columns padded to their widest cell, the last one left ragged.
-std::string text_table(const std::vector<std::vector<std::string>>& lines);
-
 }  // namespace portalab

@@ -1,6 +1,7 @@
 #include "health.hpp"
 
 #include "db.hpp"
+#include "output/console.hpp"
 #include "deck/deck.hpp"
 #include "engine/agreement.hpp"
 #include "engine/session.hpp"
@@ -67,36 +68,6 @@ std::vector<std::string> default_spaces() {
   return spaces;
 }
 
-std::string number(double v) { return fmt::format("{:.4g}", v); }
-
-void print_health(const store::Health& h) {
-  std::vector<std::vector<std::string>> lines{{"what", "id", "model", "quantity", "value", "unit",
-                                               "reference", "x ref", "own median", "runs",
-                                               "verdict"}};
-  for (const auto& f : h.figures)
-    lines.push_back(
-        {f.kind, shown(f.kind == "node" ? f.host : f.id + (f.peer.empty() ? "" : " -> " + f.peer)),
-         f.model.empty() ? "-" : shown(f.model), shown(f.quantity), number(f.value), f.unit,
-         f.reference ? number(f.reference->value) : "-",
-         f.reference ? fmt::format("{:.2f}", f.value / f.reference->value) : "-",
-         f.history ? number(*f.history) : "-", std::to_string(f.history_runs), f.verdict});
-  std::string out = fmt::format(
-      "\nhealth of {}: {} figures, judged against {}{}\n", shown(h.host), h.figures.size(),
-      h.references.empty() ? "no reference file" : shown(h.references),
-      h.tolerance_pct > 0 ? fmt::format(" (tolerance {:g}%)", h.tolerance_pct) : "");
-  out += text_table(lines);
-  // Names in these lines come from result files and the reference file:
-  // quoted and cut as the run's messages are (issue 54's class).
-  for (const auto& n : h.notes) out += fmt::format("note: {}\n", shown(n, 4 * shown_max_bytes));
-  for (const auto& p : h.problems)
-    out += fmt::format("degraded: {}\n", shown(p, 4 * shown_max_bytes));
-  for (const auto& f : h.figures)
-    for (const auto& r : f.reasons)
-      out += fmt::format("degraded: {}\n", shown(r, 4 * shown_max_bytes));
-  out += fmt::format("health: {}\n", h.degraded() ? "DEGRADED" : "healthy");
-  std::cout << out << std::flush;
-}
-
 // Rank 0, after the run: the verdict, the store, the Prometheus file. The
 // exit status.
 int judge_run(const HealthCommand& c, const std::string& out, const std::string& references,
@@ -137,7 +108,7 @@ int judge_run(const HealthCommand& c, const std::string& out, const std::string&
   h.references = references;
   if (run_code != 0 && run_code != exit_nothing_measured)
     h.problems.push_back(fmt::format("the health deck's run exited {} (see above)", run_code));
-  print_health(h);
+  ConsolePrinter(&std::cerr, &std::cout).health(h);
   try {
     write_file_atomically((std::filesystem::path(out) / "health.json").string(),
                           to_json(h).dump(2) + "\n");

@@ -5,17 +5,13 @@
 #pragma once
 
 #include "ranks/startup.hpp"
+#include "support/exit_status.hpp"
 
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace portalab {
-
-constexpr int exit_check_failed = 1;
-constexpr int exit_bad_input = 2;
-constexpr int exit_unexpected = 3;
-constexpr int exit_nothing_measured = 4;
 
 // The start-up agreement of a run on several ranks (ranks/startup.hpp):
 // every path through main meets it once, before Kokkos starts, with what

@@ -31,8 +31,10 @@ struct RunOptions {
   // calibration: host_policies), passed to every call through the run
   // state. Empty: the plain paths.
   HostPolicies host_policies;
-  std::ostream* tables = nullptr;      // console tables, one per experiment
-  std::ostream* progress = nullptr;    // "[i/N] ..." lines
+  // The console (output/console.hpp): its tables, one per experiment, and
+  // the run's last lines; its "[i/N] ..." progress lines.
+  std::ostream* tables = nullptr;
+  std::ostream* progress = nullptr;
   const Registry* registry = nullptr;  // nullptr: the program's
   // The ranks that run the deck together (nullptr: world()), and where each
   // runs (rank_place() and its device, gathered at start-up) for the rows'

@@ -7,6 +7,7 @@
 #include "engine/expand.hpp"
 #include "engine/runner.hpp"
 #include "experiment/experiment.hpp"
+#include "output/console.hpp"
 #include "support/console.hpp"
 #include "support/interrupt.hpp"
 #include "platform/spaces.hpp"
@@ -207,61 +208,6 @@ Calibration calibrate_everywhere(const std::vector<std::string>& spaces, bool qu
   }
   cal.links = calibrate_links(all, spaces, copt);
   return cal;
-}
-
-int report(const RunSummary& summary, const std::optional<std::string>& out) {
-  std::cout << format_analysis(summary.results);
-
-  print_to(stdout, "\n{} entries: {} passed, {} failed, {} errors, {} skipped, {} not applicable\n",
-           summary.results.size(),
-           summary.results.size() - summary.failed - summary.errors - summary.skipped -
-               summary.not_applicable,
-           summary.failed, summary.errors, summary.skipped, summary.not_applicable);
-  // A copy: a range-for over a member of a temporary reads freed memory (ASan).
-  const nlohmann::json failures = summary.to_json()["failures"];
-  for (const auto& f : failures)
-    print_to(stdout, "  {}: {} {} {} {} n={} copies={}: {}\n", f["check"].get<std::string>(),
-             f["experiment"].get<std::string>(), f["variant"].get<std::string>(),
-             f["space"].get<std::string>(), f["dtype"].get<std::string>(),
-             f["n"].get<std::size_t>(), f["copies"].get<std::string>(),
-             f["detail"].get<std::string>());
-  // Said again at the end: tables printed before a re-measurement show the
-  // lower limit, the files every row against the higher.
-  for (const auto& r : summary.limits_rechecked)
-    print_to(stdout, "limits of {} re-measured after {} ran at {:.0f}% of them: {}\n",
-             r["space"].get<std::string>(), r["after"].get<std::string>(),
-             100 * r["row_pct_of_limit"].get<double>(),
-             r.contains("error")
-                 ? "failed: " + r["error"].get<std::string>()
-                 : fmt::format("{} limit {:.1f} GB/s before; the result files hold every row of "
-                               "{} against the limits as re-measured",
-                               r["limit"].get<std::string>(), r["limit_before_gbps"].get<double>(),
-                               r["space"].get<std::string>()));
-  if (!summary.incomplete.empty())
-    print_to(stdout,
-             "results INCOMPLETE: {}; the files in {} hold the entries written before "
-             "(results.jsonl the most)\n",
-             summary.incomplete, shown(*out));
-  else if (out)
-    print_to(stdout, "results: {0}/results.csv, {0}/results.json\n", shown(*out));
-  if (summary.interrupted_by != 0) {
-    print_to(stdout, "interrupted by {}: {}; {} entries not run\n",
-             signal_name(summary.interrupted_by),
-             summary.abandoned.empty() ? "no entry in progress" : "abandoned " + summary.abandoned,
-             summary.not_run);
-    return 128 + summary.interrupted_by;
-  }
-  if (summary.failed + summary.errors > 0 || !summary.incomplete.empty()) return exit_check_failed;
-  // A run that measured nothing has nothing to report, whatever its cause.
-  if (static_cast<int>(summary.results.size()) == summary.skipped + summary.not_applicable) {
-    print_to(stdout, "nothing was measured: every entry was {} (exit status {})\n",
-             summary.not_applicable > 0 && summary.skipped > 0 ? "not applicable or skipped"
-             : summary.skipped > 0                             ? "skipped for memory"
-                                                               : "not applicable here",
-             exit_nothing_measured);
-    return exit_nothing_measured;
-  }
-  return 0;
 }
 
 // What this build and machine allow the --kokkos-* options and variables.
@@ -476,7 +422,7 @@ void Session::set_limits() {
       for (std::size_t k = 0; k < parts.size() && k < provenance["ranks"].size(); ++k)
         provenance["ranks"][k]["calibration"] = nlohmann::json::parse(parts[k]);
     }
-    if (root) std::cout << format_calibration(*limits) << std::flush;
+    if (root) ConsolePrinter(&std::cerr, &std::cout).limits(*limits);
   }
   // Plain or streaming stores for each host space's loops beyond the cache,
   // as calibrated (here or in the file): the policy every row's kernels get.
@@ -496,7 +442,7 @@ void Session::set_limits() {
 }
 
 int Session::end(const RunSummary& summary) {
-  return agreed_exit(world().rank() == 0 ? report(summary, m_request.out) : 0);
+  return agreed_exit(world().rank() == 0 ? exit_status(summary) : 0);
 }
 
 void check_kokkos_arguments(const std::vector<char*>& kokkos_args) {
@@ -571,7 +517,7 @@ int calibrate_session(const CalibrateRequest& request, int& kokkos_argc, char** 
   const auto parts = world().size() > 1 && out ? world().gather(to_json(cal).dump())
                                                : std::vector<std::string>{};
   if (!root) return agreed_exit(0);
-  std::cout << format_calibration(cal);
+  ConsolePrinter(&std::cerr, &std::cout).limits(cal);
   if (out) {
     nlohmann::json doc{{"schema_version", schema_version},
                        {"provenance", collect_provenance(nullptr, command)},
