@@ -301,6 +301,49 @@ TEST(Ladder, RowsAreHeldToTheirLevel) {
   EXPECT_FALSE(r_old.limit.to_json().contains("level"));
 }
 
+// An unfused loop moves 100 MB a repetition over a 50 MB case (in L3 of the
+// made-up curve), but its passes keep 1 MB in use at once: held to L2, where
+// that megabyte runs (the H200 node's Serial vector_poly unfused at 1e5 was
+// held to memory for its 4 MB, not the 2.4 MB its passes keep, and ran at
+// 172% of it).
+TEST(Ladder, APhaseOfPassesIsHeldToTheLevelOfWhatItKeepsInUse) {
+  const auto s = space_with_ladder();
+  portalab::Calibration cal;
+  cal.spaces.push_back(s);
+  auto all_at_once = row(100e6, 90);
+  all_at_once.footprint = 50e6;
+  portalab::compare_with_limits(all_at_once, s, cal, portalab::Bound::memory);
+  EXPECT_EQ(all_at_once.limit.level, "L3");
+  auto passes = all_at_once;
+  passes.resident_bytes = 1e6;
+  portalab::compare_with_limits(passes, s, cal, portalab::Bound::memory);
+  EXPECT_EQ(passes.limit.level, "L2");
+  EXPECT_DOUBLE_EQ(passes.pct_of_limit, 0.9);
+  EXPECT_TRUE(passes.limit.suspect.empty());
+}
+
+// A sweep whose last level begins inside the last-level cache the system
+// reports (one thread reads a large L3 no faster than memory: the H200
+// node's Serial, 315 MB of L3, memory from 2.97 MB): a row within that
+// cache is held to the last level, but not beyond the cache (no limits
+// re-measured for it), and a row above that level says why.
+TEST(Ladder, ARowWithinTheReportedCacheIsNotBeyondIt) {
+  auto s = space_with_ladder();
+  s.cache_bytes = 2'000'000'000;
+  portalab::Calibration cal;
+  cal.spaces.push_back(s);
+  auto r = row(1e9, 20);  // above memory's 15 GB/s (not measured)
+  portalab::compare_with_limits(r, s, cal, portalab::Bound::memory);
+  EXPECT_EQ(r.limit.level, "memory");
+  EXPECT_FALSE(r.limit.beyond_cache);
+  EXPECT_NE(r.limit.suspect.find("within the 2e+03 MB last-level cache"), std::string::npos)
+      << r.limit.suspect;
+  s.cache_bytes = 100'000'000;
+  auto beyond = row(1e9, 14);
+  portalab::compare_with_limits(beyond, s, cal, portalab::Bound::memory);
+  EXPECT_TRUE(beyond.limit.beyond_cache);
+}
+
 // A calibration file reads its ladder back; one written before the ladder
 // (none in it) still reads, and its rows are held to memory.
 TEST(Ladder, CalibrationFilesWithAndWithoutALadderRead) {

@@ -49,7 +49,7 @@ void recheck_limits(std::span<Result> rows, const LimitsRecheck& recheck) {
     const SpaceLimits* lim = cal.find(r.space);
     if ((r.status != Status::pass && r.status != Status::fail) || r.ranks != 1 || !lim ||
         (r.limit.bound != Bound::memory && r.limit.bound != Bound::read) || r.pct_of_limit <= 1.0 ||
-        !lim->beyond_cache(r.bytes))
+        !r.limit.beyond_cache)
       continue;
     const auto [it, added] = worst.try_emplace(r.space, &r);
     if (!added && r.pct_of_limit > it->second->pct_of_limit) it->second = &r;

@@ -332,6 +332,7 @@ Result row_of(const Entry& e) {
   r.flops = w.flops * copies;
   r.footprint = static_cast<double>(e.experiment->footprint(e.dtype, e.n, e.case_parameters())) *
                 e.ranks;
+  r.resident_bytes = w.resident_bytes * e.ranks;
   r.launches = w.launches;
   return r;
 }

@@ -46,6 +46,11 @@ struct Work {
   double bytes = 0.0;  // minimal bytes read and written by the kernel phase
   double flops = 0.0;
   double launches = 0.0;  // kernel launches, where their cost is what is measured
+  // A phase of several passes over fewer arrays than its case allocates: the
+  // most bytes its passes keep in use at once (touched by one pass, or kept
+  // from one pass to a later one), what a cache must hold for the phase to
+  // run there (limits/compare.cpp). 0: the footprint, every array at once.
+  double resident_bytes = 0.0;
 };
 
 template <class Exp>

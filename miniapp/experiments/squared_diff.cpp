@@ -51,9 +51,13 @@ class SquaredDiff {
     const auto w = kernels::squared_diff_fused_work;
     return {w.arrays * sizeof(T) * n, w.flops * n};
   }
+  // x and y kept from the first pass to the second, t1 to the third: four
+  // of its five arrays in use at once.
   static Work work_unfused(std::size_t n, const Parameters&) {
     const auto w = kernels::squared_diff_unfused_work;
-    return {w.arrays * sizeof(T) * n, w.flops * n};
+    return {.bytes = w.arrays * sizeof(T) * n,
+            .flops = w.flops * n,
+            .resident_bytes = 4.0 * sizeof(T) * n};
   }
   static std::size_t footprint(std::size_t n, const Parameters&) { return 5 * sizeof(T) * n; }
 

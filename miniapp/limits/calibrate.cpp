@@ -48,7 +48,12 @@ double SpaceLimits::memory_gbps() const {
 double SpaceLimits::read_limit_gbps() const { return read_gbps > 0 ? read_gbps : memory_gbps(); }
 
 bool SpaceLimits::beyond_cache(double bytes) const {
-  if (!ladder.empty()) return ladder.is_last(ladder.level_for(bytes));
+  // The sweep's last level may begin inside the last-level cache the system
+  // reports, where one thread reads that cache no faster than memory: a
+  // working set within it is not beyond the cache.
+  if (!ladder.empty())
+    return ladder.is_last(ladder.level_for(bytes)) &&
+           (cache_bytes == 0 || bytes >= static_cast<double>(cache_bytes));
   return cache_bytes > 0 && bytes >= 8.0 * static_cast<double>(cache_bytes);
 }
 

@@ -105,9 +105,11 @@ struct SpaceLimits {
   // not measured (an older calibration file).
   double read_limit_gbps() const;
   double transfer_gbps(const std::string& kind) const;  // best of a sweep, 0 if none
-  // Whether `bytes` moved per repetition leave the caches: held to the
-  // ladder's last level (memory); without a ladder, as STREAM has it (two
-  // arrays, each 4x the last-level cache), false where the cache is unknown.
+  // Whether a working set of `bytes` leaves the caches: held to the
+  // ladder's last level (memory) and no smaller than the last-level cache
+  // the system reports, where known; without a ladder, as STREAM has it
+  // (two arrays, each 4x the last-level cache), false where the cache is
+  // unknown.
   bool beyond_cache(double bytes) const;
   // The ladder's last level is the space's memory: its bandwidths are at
   // least those measured on the stream arrays (after a recheck too).

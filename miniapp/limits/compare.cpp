@@ -20,10 +20,12 @@ std::string mb(double bytes) {
 
 // The bytes of a row that may sit in a cache, per rank: what it moves, but
 // no more than its case allocates (an unfused loop, a gemm, touch their
-// arrays more than once a repetition).
+// arrays more than once a repetition), nor than its passes keep in use at
+// once where it declares that (an unfused loop's passes over fewer arrays).
 double working_set(const Result& r) {
   const double moved = r.bytes, held = r.footprint > 0 ? r.footprint : r.bytes;
-  return std::min(moved, held) / r.ranks;
+  const double resident = r.resident_bytes > 0 ? r.resident_bytes : held;
+  return std::min({moved, held, resident}) / r.ranks;
 }
 
 // A memory or read limit at the level of the space's ladder the row's
@@ -69,6 +71,13 @@ std::string suspect_reason(const Result& r, const SpaceLimits& lim) {
         "beyond the caches ({} from {}), above the memory bandwidth calibrated: the limit "
         "reads low (a slower moment of the machine; a one-rank run re-measures it)",
         mb(working_set(r)), mb(lim.ladder.levels.back().first_bytes));
+  if (lim.ladder.is_last(lim.ladder.level_for(working_set(r))))
+    return fmt::format(
+        "its working set of {} is within the {} last-level cache the system reports, where the "
+        "sweep found no level of its own (memory from {}): that cache ran this row faster than "
+        "the sweep's kernels read memory",
+        mb(working_set(r)), mb(static_cast<double>(lim.cache_bytes)),
+        mb(lim.ladder.levels.back().first_bytes));
   return fmt::format(
       "its working set of {} is in {}, yet it ran faster than the sweep's read, copy and "
       "triad there: it moves fewer bytes than it declares, or reuses them within a repetition",

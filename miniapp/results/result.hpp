@@ -110,6 +110,7 @@ struct Result {
   bool copies_alias = false;              // host space: the mirror is the data, copies are 0
   double bytes = 0.0, flops = 0.0;        // declared per repetition
   double footprint = 0.0;                 // bytes its case allocates (all ranks' cases)
+  double resident_bytes = 0.0;            // Work::resident_bytes (all ranks'); 0: the footprint
   double gbps = 0.0, gflops = 0.0;        // from the kernel phase's median
   double h2d_gbps = 0.0, d2h_gbps = 0.0;  // bytes of the inputs / outputs per copy
   double launches = 0.0;                  // declared per repetition, where launches are measured
