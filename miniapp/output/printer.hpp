@@ -1,8 +1,9 @@
 // What portalab prints, behind one interface, as nvbench's printer_base:
 // each thing to say is said once, to a Printer, and each format is a
 // Printer of its own. A run's rows, progress, tables and summary; the
-// experiments and decks `portalab list` shows; the history and fleet of
-// `portalab db`. The formats:
+// limits, calibrated or read; the experiments and decks `portalab list`
+// shows; the history and fleet of `portalab db`; a node's health. The
+// formats:
 //
 //   ConsolePrinter   the terminal: progress on stderr, tables and the end
 //                    of a run on stdout, the other commands as text
