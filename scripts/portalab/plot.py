@@ -78,7 +78,14 @@ def line_plot(rows, experiment, ylabel, value, spread=None, title=""):
         series = {}
         for r in sub:
             series.setdefault((series_name(r, many), r["copies"]), []).append(r)
+        drawn = False
         for (name, copies), pts in sorted(series.items()):
+            # On log axes: only the points with a positive value (a file may
+            # hold none, or null, where a rate was not measured).
+            pts = [r for r in pts if isinstance(value(r), (int, float)) and value(r) > 0]
+            if not pts:
+                continue
+            drawn = True
             pts.sort(key=lambda r: r["n"])
             x = [r["n"] for r in pts]
             y = [value(r) for r in pts]
@@ -86,10 +93,19 @@ def line_plot(rows, experiment, ylabel, value, spread=None, title=""):
                       markersize=4, label=f"{name} {copies}")
             if spread:
                 lo, hi = zip(*(spread(r) for r in pts))
-                ax.errorbar(x, y, yerr=[[a - b for a, b in zip(y, lo)],
-                                        [b - a for a, b in zip(y, hi)]], capsize=2, **kw)
+
+                # A bound a file lacks (or puts on the wrong side) draws no bar.
+                def bar(a, b):
+                    return max(a - b, 0.0) if a is not None and b is not None else 0.0
+
+                ax.errorbar(x, y, yerr=[[bar(a, b) for a, b in zip(y, lo)],
+                                        [bar(b, a) for a, b in zip(y, hi)]], capsize=2, **kw)
             else:
                 ax.plot(x, y, **kw)
+        if not drawn:
+            ax.text(0.5, 0.5, "nothing to draw", ha="center", va="center",
+                    transform=ax.transAxes)
+            continue
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("n (elements)")
