@@ -2,7 +2,7 @@
 
 #include "deck/deck.hpp"
 #include "deck/deck_search.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "output/console.hpp"
 #include "output/json.hpp"
 #include "output/markdown.hpp"

@@ -4,7 +4,7 @@
 #include "limits/calibrate.hpp"
 #include "support/console.hpp"
 #include "support/files.hpp"
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 #include "ranks/comm.hpp"
 #include "ranks/placement.hpp"
 #include "results/provenance.hpp"

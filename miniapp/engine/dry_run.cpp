@@ -1,9 +1,9 @@
 #include "engine/dry_run.hpp"
 
 #include "limits/calibrate.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "platform/memory.hpp"
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 #include "support/text.hpp"
 
 #include <fmt/format.h>

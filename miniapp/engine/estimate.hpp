@@ -8,7 +8,7 @@
 #include "deck/catalog.hpp"
 #include "deck/copy_mode.hpp"
 #include "deck/deck.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 
 #include <string>
 

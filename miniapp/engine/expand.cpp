@@ -1,7 +1,7 @@
 #include "engine/expand.hpp"
 
-#include "experiment/experiment.hpp"
-#include "platform/spaces.hpp"
+#include "experiment/registry.hpp"
+#include "platform/space_names.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include "limits/calibrate.hpp"
 #include "limits/compare.hpp"
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 
 #include <fmt/format.h>
 

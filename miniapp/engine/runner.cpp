@@ -2,7 +2,7 @@
 
 #include "engine/dry_run.hpp"
 #include "engine/relate.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "limits/calibrate.hpp"
 #include "support/console.hpp"
 #include "support/interrupt.hpp"

@@ -6,7 +6,7 @@
 #include "engine/dry_run.hpp"
 #include "engine/expand.hpp"
 #include "engine/runner.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "output/console.hpp"
 #include "support/console.hpp"
 #include "support/interrupt.hpp"

@@ -1,10 +1,10 @@
 #include "output/console.hpp"
 
 #include "deck/deck_search.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "limits/calibrate.hpp"
 #include "output/text_table.hpp"
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 #include "results/analysis.hpp"
 #include "store/health.hpp"
 #include "store/store.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "deck/deck.hpp"
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 
 #include <cstddef>
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include "deck/deck_search.hpp"
 #include "output/listing.hpp"
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 #include "support/console.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "results/analysis.hpp"
 
-#include "platform/spaces.hpp"
+#include "platform/space_names.hpp"
 
 #include <fmt/format.h>
 

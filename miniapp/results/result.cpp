@@ -1,6 +1,6 @@
 #include "results/result.hpp"
 
-#include "experiment/experiment.hpp"
+#include "experiment/registry.hpp"
 #include "libraries/host_blas.hpp"
 
 #include <fmt/format.h>
