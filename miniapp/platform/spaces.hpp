@@ -7,7 +7,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <tuple>
