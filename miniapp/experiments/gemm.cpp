@@ -4,10 +4,10 @@
 // the host) to show what the Kokkos Kernels layer costs.
 #include "experiment/experiment.hpp"
 #include "kernels/gemm.hpp"
+#include "libraries/kokkos_kernels_gemm.hpp"
 #include "libraries/vendor_blas.hpp"
 #include "experiment/matrix_check.hpp"
 
-#include <KokkosBlas3_gemm.hpp>
 #include <fmt/format.h>
 
 namespace portalab {
@@ -32,7 +32,7 @@ class Gemm {
   }
 
   void kokkos_kernels(RunState<Space>& s) {
-    KokkosBlas::gemm(s.exec(), "N", "N", T(1), m_a.device(), m_b.device(), T(0), m_c.device());
+    libraries::kokkos_kernels_gemm<Space, T>(s.exec(), m_a.device(), m_b.device(), m_c.device());
   }
   void native(RunState<Space>& s) {
     kernels::gemm_tiled(s.exec(), m_a.device(), m_b.device(), m_c.device());

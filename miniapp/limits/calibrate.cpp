@@ -4,6 +4,7 @@
 #include "deck/deck.hpp"
 #include "experiment/dtype.hpp"
 #include "libraries/host_blas.hpp"
+#include "libraries/kokkos_kernels_gemm.hpp"
 #include "kernels/dot.hpp"
 #include "libraries/library_threads.hpp"
 #include "kernels/stream.hpp"
@@ -15,7 +16,6 @@
 #include "platform/timing.hpp"
 #include "support/interrupt.hpp"
 
-#include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <fmt/format.h>
@@ -724,14 +724,13 @@ void measure_transfers(const Space& exec, SpaceLimits& s, const Sizes& z) {
 // shorter than predicted, not longer.
 template <class Space, class T>
 std::size_t gemm_size(const Space& exec, const Sizes& z, double call_s, double& gflops) {
-  using Matrix =
-      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
+  using Matrix = libraries::GemmMatrix<Space, T>;
   Space e = exec;
   std::size_t n = std::min<std::size_t>(256, z.gemm_n);
   for (bool first = true;; first = false) {
     throw_if_interrupted();
     Matrix a("A", n, n), b("B", n, n), c("C", n, n);
-    auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
+    auto gemm = [&] { libraries::kokkos_kernels_gemm<Space, T>(exec, a, b, c); };
     if (first) fenced_ms(e, gemm);  // a library's start (cuBLAS' handle, BLAS threads)
     const double ms = fenced_ms(e, gemm);
     gflops = 2.0 * n * n * n / (std::max(ms, 1e-3) * 1e6);
@@ -749,8 +748,7 @@ std::size_t gemm_size(const Space& exec, const Sizes& z, double call_s, double& 
 template <class Space, class T>
 void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double share,
                   const std::function<void(const std::string&)>& say) {
-  using Matrix =
-      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
+  using Matrix = libraries::GemmMatrix<Space, T>;
   // At least its own share: where the steps before ran late, a gemm sized
   // to what is left (nothing) is a limit far below the library's, and rows
   // read as hundreds of percent of it (docs/performance.md, the node).
@@ -774,7 +772,7 @@ void measure_gemm(const Space& exec, SpaceLimits& s, const Sizes& z, double shar
   Matrix a("A", n, n), b("B", n, n), c("C", n, n);
   Kokkos::deep_copy(exec, a, T(1));
   Kokkos::deep_copy(exec, b, T(0.5));
-  auto gemm = [&] { KokkosBlas::gemm(exec, "N", "N", T(1), a, b, T(0), c); };
+  auto gemm = [&] { libraries::kokkos_kernels_gemm<Space, T>(exec, a, b, c); };
   {
     // Untimed first call: which library served it, from its profiling region
     // (recording may add fences, so it stays out of the timing).

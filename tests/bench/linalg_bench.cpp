@@ -8,12 +8,12 @@
 #include "kernels/dot.hpp"
 #include "kernels/factorization.hpp"
 #include "kernels/gemm.hpp"
+#include "libraries/kokkos_kernels_gemm.hpp"
 #include "libraries/lapack.hpp"
 #include "libraries/vendor_blas.hpp"
 #include "platform/spaces.hpp"
 
 #include <KokkosBlas1_dot.hpp>
-#include <KokkosBlas3_gemm.hpp>
 #include <KokkosLapack_gesv.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
@@ -32,8 +32,7 @@ void fenced(benchmark::State& state, const Space& exec, double flops, double byt
 }
 
 template <class Space, class T>
-using Matrix =
-    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::Device<Space, typename Space::memory_space>>;
+using Matrix = portalab::libraries::GemmMatrix<Space, T>;
 
 template <class Space, class T>
 Matrix<Space, T> random_matrix(const Space& exec, std::int64_t n, std::uint64_t seed) {
@@ -75,7 +74,7 @@ void register_for(const std::vector<std::int64_t>& gemm_sizes, std::int64_t dot_
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   };
   gemm("kokkos_kernels", [](const Space& e, const auto& a, const auto& b, const auto& c) {
-    KokkosBlas::gemm(e, "N", "N", T(1), a, b, T(0), c);
+    portalab::libraries::kokkos_kernels_gemm<Space, T>(e, a, b, c);
   });
   gemm("vendor", [](const Space& e, const auto& a, const auto& b, const auto& c) {
     portalab::libraries::vendor_gemm(e, a, b, c);
