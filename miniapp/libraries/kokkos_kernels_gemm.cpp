@@ -12,7 +12,8 @@ void kokkos_kernels_gemm(const Space& exec, const GemmMatrix<Space, const T>& a,
 
 // Every space Kokkos was built with (as platform/spaces.hpp's EnabledSpaces
 // lists them), float and double: the element types the decks and
-// calibration use.
+// calibration use. A space missing here is an undefined reference when
+// portalab links, never a silent gap.
 #define PORTALAB_KOKKOS_KERNELS_GEMM(Space)                                                \
   template void kokkos_kernels_gemm<Space, float>(const Space&,                            \
                                                   const GemmMatrix<Space, const float>&,   \

@@ -1,6 +1,7 @@
 // C = A·B through Kokkos Kernels (and so through the library it dispatches
-// to: the host BLAS, cuBLAS, rocBLAS), compiled in one place: the gemm
-// experiment and calibration's gemm peak call the same instance.
+// to where the build enables one: the host BLAS, cuBLAS; its own kernel
+// otherwise, as on HIP), compiled in one place: the gemm experiment,
+// calibration's gemm peak and the linalg benchmark call the same instance.
 // KokkosBlas::gemm is the costliest instantiation in the framework, and
 // each file that made its own paid for it again (docs/building.md, through
 // nvcc and under ASan above all). Defined in kokkos_kernels_gemm.cpp for
