@@ -24,7 +24,7 @@ def real_run(deck, out, *args):
     cache = os.environ.get("PORTALAB_RUN_CACHE")
     cached = os.path.join(cache, _run_key(deck, args)) if cache else None
     if cached and os.path.isfile(os.path.join(cached, "results.json")):
-        shutil.copytree(cached, out)
+        shutil.copytree(cached, out, dirs_exist_ok=True)
     else:
         p = subprocess.run([os.environ["PORTALAB"], "run", deck, *args, "--out", out],
                            capture_output=True, text=True, timeout=300,
