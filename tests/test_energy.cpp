@@ -46,7 +46,7 @@ class ScopedEnv {
 
 ScopedEnv fake_nvml() { return ScopedEnv("PORTALAB_NVML_LIBRARY", PORTALAB_FAKE_NVML); }
 
-void write(const fs::path& file, const std::string& text) {
+void write_sysfs(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream(file) << text << "\n";
 }
@@ -57,9 +57,9 @@ fs::path fake_powercap(const std::string& name) {
   const fs::path root = fs::temp_directory_path() / ("portalab_powercap_" + name);
   fs::remove_all(root);
   auto zone = [&](const std::string& dir, const std::string& zone_name, std::uint64_t uj) {
-    write(root / dir / "name", zone_name);
-    write(root / dir / "energy_uj", std::to_string(uj));
-    write(root / dir / "max_energy_range_uj", "1000000000");
+    write_sysfs(root / dir / "name", zone_name);
+    write_sysfs(root / dir / "energy_uj", std::to_string(uj));
+    write_sysfs(root / dir / "max_energy_range_uj", "1000000000");
   };
   zone("intel-rapl:0", "package-0", 100);
   zone("intel-rapl:0:0", "core", 100);
@@ -321,23 +321,23 @@ TEST(Energy, RaplSumsThePackagesAndTheirDram) {
   ASSERT_NE(cpu, nullptr) << why;
   EXPECT_EQ(cpu->zones(), (std::vector<std::string>{"intel-rapl:0 package-0", "intel-rapl:0:1 dram",
                                                     "intel-rapl:1 package-1"}));
-  write(root / "intel-rapl:0" / "energy_uj", "1000100");    // +1 J
-  write(root / "intel-rapl:0:0" / "energy_uj", "9000100");  // core: part of package-0
-  write(root / "intel-rapl:0:1" / "energy_uj", "500100");   // +0.5 J
-  write(root / "intel-rapl:1" / "energy_uj", "2000100");    // +2 J
+  write_sysfs(root / "intel-rapl:0" / "energy_uj", "1000100");    // +1 J
+  write_sysfs(root / "intel-rapl:0:0" / "energy_uj", "9000100");  // core: part of package-0
+  write_sysfs(root / "intel-rapl:0:1" / "energy_uj", "500100");   // +0.5 J
+  write_sysfs(root / "intel-rapl:1" / "energy_uj", "2000100");    // +2 J
   EXPECT_NEAR(*cpu->energy_j(), 3.5, 1e-9);
   fs::remove_all(root);
 }
 
 TEST(Energy, ARaplCounterThatWrapsCountsFromItsRange) {
   const fs::path root = fake_powercap("wrap");
-  write(root / "intel-rapl:0" / "energy_uj", "999999900");  // 100 µJ before the end
+  write_sysfs(root / "intel-rapl:0" / "energy_uj", "999999900");  // 100 µJ before the end
   std::string why;
   auto cpu = CpuMeter::open(root.string(), why);
   ASSERT_NE(cpu, nullptr) << why;
-  write(root / "intel-rapl:0" / "energy_uj", "400");  // wrapped: 100 + 400 µJ
+  write_sysfs(root / "intel-rapl:0" / "energy_uj", "400");  // wrapped: 100 + 400 µJ
   EXPECT_NEAR(*cpu->energy_j(), 500e-6, 1e-12);
-  write(root / "intel-rapl:0" / "energy_uj", "1000400");  // then 1 J more
+  write_sysfs(root / "intel-rapl:0" / "energy_uj", "1000400");  // then 1 J more
   EXPECT_NEAR(*cpu->energy_j(), 1.0005, 1e-12);
   fs::remove_all(root);
 }

@@ -8,6 +8,7 @@
 #include "libraries/library_threads.hpp"
 #include "libraries/library_probe.hpp"
 #include "engine/runner.hpp"
+#include "inline_deck.hpp"
 #include "platform/spaces.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -24,15 +25,12 @@
 #include <thread>
 #include <vector>
 
+using portalab::testing::run_inline;
+
 namespace {
 
 using portalab::libraries::LibraryThreadControl;
 using portalab::libraries::LibraryThreads;
-
-portalab::RunSummary run_inline(const std::string& text) {
-  const auto deck = portalab::parse_deck(text, "inline.toml", portalab::catalog());
-  return portalab::run_deck(deck, portalab::RunOptions{}, nlohmann::json::object());
-}
 
 // The library's count read inside every host library call, from the region
 // Kokkos Kernels (KokkosBlas::gemm[TPL_BLAS,double]) or portalab's vendor

@@ -13,6 +13,7 @@
 #include "libraries/library_probe.hpp"
 #include "experiment/matrix_check.hpp"
 #include "engine/runner.hpp"
+#include "inline_deck.hpp"
 #include "spaces_types.hpp"
 
 #include <KokkosLapack_gesv.hpp>
@@ -22,6 +23,8 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+
+using portalab::testing::run_inline;
 
 namespace {
 
@@ -332,11 +335,6 @@ TYPED_TEST(Linalg, QrFactorsReproduceTheMatrix) {
         if (i > j) EXPECT_EQ(hr(i, j), 0.0);
       }
   }
-}
-
-portalab::RunSummary run_inline(const std::string& text) {
-  const auto deck = portalab::parse_deck(text, "inline.toml", portalab::catalog());
-  return portalab::run_deck(deck, portalab::RunOptions{}, nlohmann::json::object());
 }
 
 // Each row names the library that ran: Kokkos Kernels' gemm reports the BLAS

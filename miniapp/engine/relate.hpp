@@ -28,7 +28,7 @@
 
 namespace portalab {
 
-class Calibration;
+struct Calibration;
 
 // Limits measured again mid-run (one rank): where they are, and the run's
 // hooks: free the case's arrays first, then say and record each recheck.

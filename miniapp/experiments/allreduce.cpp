@@ -17,14 +17,12 @@ namespace {
 // order, so every path's result must equal the reference bit for bit.
 constexpr In allreduce_input = In::whole_numbers(0.0, 4096.0);
 
-std::string input_label(int rank) { return fmt::format("x.rank{}", rank); }
-
 template <class Space, class T>
 class Allreduce {
  public:
   Allreduce(CaseContext<Space>& ctx, std::size_t n, const Parameters&)
       : m_group(ctx.group()),
-        m_x(ctx, input_label(ctx.group().rank()), allreduce_input, n),
+        m_x(ctx, rank_input_label(ctx.group().rank()), allreduce_input, n),
         m_sum(ctx, "sum", Out{}, n) {}
 
   static auto variants() {
@@ -58,7 +56,7 @@ class Allreduce {
   Check verify() const {
     const auto n = static_cast<std::int64_t>(m_sum.size());
     std::vector<std::uint64_t> seeds;
-    for (int r = 0; r < m_group.size(); ++r) seeds.push_back(fnv1a64(input_label(r)));
+    for (int r = 0; r < m_group.size(); ++r) seeds.push_back(fnv1a64(rank_input_label(r)));
     const T* got = m_sum.host().data();
     std::int64_t wrong = 0, first = -1;
 #if defined(_OPENMP)
@@ -113,7 +111,7 @@ void algorithm_bandwidth(std::span<CaseRow> rows) {
   }
 }
 
-[[maybe_unused]] const bool registered = register_experiment<Allreduce, float, double>(
+[[maybe_unused]] const bool allreduce_registered = register_experiment<Allreduce, float, double>(
     {
         .name = "allreduce",
         .summary = "sum of every rank's buffer on every rank (MPI through host mirrors, MPI on "

@@ -199,7 +199,7 @@ class ArrayOps {
   Mirrored<T*, Space> m_arange, m_v, m_cos, m_sin, m_sqrt;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<ArrayOps, double, float>({
+[[maybe_unused]] const bool array_ops_registered = register_experiment<ArrayOps, double, float>({
     .name = "array_ops",
     .summary = "lab 003's tour: arithmetic, zeros/ones/identity/arange, cos/sin/sqrt, printed",
     .default_sizes = {5},

@@ -72,12 +72,13 @@ class BroadcastAdd {
   Mirrored<T**, Space> m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<BroadcastAdd, std::int64_t>({
-    .name = "broadcast_add",
-    .summary = "n x n int64 matrix + row vector, + column vector (lab 004's broadcasting)",
-    .default_sizes = {4, 4096},
-    .default_dtypes = {"int64"},
-});
+[[maybe_unused]] const bool broadcast_add_registered =
+    register_experiment<BroadcastAdd, std::int64_t>({
+        .name = "broadcast_add",
+        .summary = "n x n int64 matrix + row vector, + column vector (lab 004's broadcasting)",
+        .default_sizes = {4, 4096},
+        .default_dtypes = {"int64"},
+    });
 
 }  // namespace
 }  // namespace portalab

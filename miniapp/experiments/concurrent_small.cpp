@@ -97,19 +97,20 @@ void relate_concurrent_small(std::span<CaseRow> rows) {
   }
 }
 
-[[maybe_unused]] const bool registered = register_experiment<ConcurrentSmall, float, double>(
-    {
-        .name = "concurrent_small",
-        .summary = "many small kernels spread over 1, 2, 4 or 8 instances: kernels per ms",
-        .default_sizes = {8192},
-        .default_dtypes = {"float32"},
-        .bound = Bound::compute,
-        .parameters = {{"kernels", 64, 1, 1 << 20, "independent kernels per repetition"},
-                       {"degree", 256, 0, 1 << 24,
-                        "multiply-adds per element: how long one kernel runs"}},
-        .same_outputs = true,
-    },
-    relate_concurrent_small);
+[[maybe_unused]] const bool concurrent_small_registered =
+    register_experiment<ConcurrentSmall, float, double>(
+        {
+            .name = "concurrent_small",
+            .summary = "many small kernels spread over 1, 2, 4 or 8 instances: kernels per ms",
+            .default_sizes = {8192},
+            .default_dtypes = {"float32"},
+            .bound = Bound::compute,
+            .parameters = {{"kernels", 64, 1, 1 << 20, "independent kernels per repetition"},
+                           {"degree", 256, 0, 1 << 24,
+                            "multiply-adds per element: how long one kernel runs"}},
+            .same_outputs = true,
+        },
+        relate_concurrent_small);
 
 }  // namespace
 }  // namespace portalab

@@ -153,19 +153,20 @@ void relate_copy_overlap(std::span<CaseRow> rows) {
   }
 }
 
-[[maybe_unused]] const bool registered = register_experiment<CopyOverlap, float, double>(
-    {
-        .name = "copy_overlap",
-        .summary = "chunked copy-compute-copy, serial vs pipelined over 2 or 3 instances",
-        .default_sizes = {10'000'000},
-        .default_dtypes = {"float32"},
-        .bound = Bound::transfer,
-        .parameters = {{"chunks", 16, 1, 1 << 20, "pieces the array is processed in"},
-                       {"degree", 16, 0, 1 << 24,
-                        "multiply-adds per element: the compute against the copies"}},
-        .same_outputs = true,
-    },
-    relate_copy_overlap);
+[[maybe_unused]] const bool copy_overlap_registered =
+    register_experiment<CopyOverlap, float, double>(
+        {
+            .name = "copy_overlap",
+            .summary = "chunked copy-compute-copy, serial vs pipelined over 2 or 3 instances",
+            .default_sizes = {10'000'000},
+            .default_dtypes = {"float32"},
+            .bound = Bound::transfer,
+            .parameters = {{"chunks", 16, 1, 1 << 20, "pieces the array is processed in"},
+                           {"degree", 16, 0, 1 << 24,
+                            "multiply-adds per element: the compute against the copies"}},
+            .same_outputs = true,
+        },
+        relate_copy_overlap);
 
 }  // namespace
 }  // namespace portalab

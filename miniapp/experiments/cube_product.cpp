@@ -45,12 +45,13 @@ class CubeProduct {
   Mirrored<T*, Space> m_x, m_y, m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<CubeProduct, double, float>({
-    .name = "cube_product",
-    .summary = "z = (x*y)^3 (lab 003's custom elementwise kernel)",
-    .default_sizes = {1024, 100'000'000},
-    .default_dtypes = {"float32"},
-});
+[[maybe_unused]] const bool cube_product_registered =
+    register_experiment<CubeProduct, double, float>({
+        .name = "cube_product",
+        .summary = "z = (x*y)^3 (lab 003's custom elementwise kernel)",
+        .default_sizes = {1024, 100'000'000},
+        .default_dtypes = {"float32"},
+    });
 
 }  // namespace
 }  // namespace portalab

@@ -123,7 +123,7 @@ class Det {
   libraries::LapackWorkspace<Space, T> m_workspace;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<Det, double, float>({
+[[maybe_unused]] const bool det_registered = register_experiment<Det, double, float>({
     .name = "det",
     .summary = "det(A) as sign and log|det| from LU (lab 002): Kokkos Kernels gesv or vendor getrf",
     .default_sizes = {512},

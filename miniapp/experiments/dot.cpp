@@ -117,7 +117,7 @@ class Dot {
   Mirrored<double*, Space> m_dot64;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<Dot, double, float>({
+[[maybe_unused]] const bool dot_registered = register_experiment<Dot, double, float>({
     .name = "dot",
     .summary = "x.y (lab 002): Kokkos Kernels, the vendor BLAS, a Kokkos reduction in T or float64",
     .default_sizes = {1'000'000},

@@ -114,21 +114,22 @@ class DotDistributed {
   Kokkos::View<T, Kokkos::HostSpace> m_partial;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<DotDistributed, float, double>({
-    .name = "dot_distributed",
-    .summary = "x.y over ranks: each rank's partial dot, then an allreduce (MPI or NCCL); "
-               "strong or weak scaling, efficiency against one rank",
-    .default_sizes = {1000000, 100000000},
-    .default_dtypes = {"float32"},
-    .bound = Bound::read,  // each rank reads its two slices; the allreduce moves bytes
-    .parameters = {{.name = "scaling",
-                    .default_value = strong,
-                    .min = 0,
-                    .max = 1,
-                    .meaning = "strong: n in all; weak: n per rank",
-                    .choices = {"strong", "weak"}}},
-    .distributed = true,
-});
+[[maybe_unused]] const bool dot_distributed_registered =
+    register_experiment<DotDistributed, float, double>({
+        .name = "dot_distributed",
+        .summary = "x.y over ranks: each rank's partial dot, then an allreduce (MPI or NCCL); "
+                   "strong or weak scaling, efficiency against one rank",
+        .default_sizes = {1000000, 100000000},
+        .default_dtypes = {"float32"},
+        .bound = Bound::read,  // each rank reads its two slices; the allreduce moves bytes
+        .parameters = {{.name = "scaling",
+                        .default_value = strong,
+                        .min = 0,
+                        .max = 1,
+                        .meaning = "strong: n in all; weak: n per rank",
+                        .choices = {"strong", "weak"}}},
+        .distributed = true,
+    });
 
 }  // namespace
 }  // namespace portalab

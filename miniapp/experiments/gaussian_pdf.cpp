@@ -49,12 +49,13 @@ class GaussianPdf {
   Mirrored<T*, Space> m_x, m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<GaussianPdf, double, float>({
-    .name = "gaussian_pdf",
-    .summary = "exp(-((x-mu)/sigma)^2/2)/(sigma*sqrt(2pi)) (lab 004's ufunc with exp)",
-    .default_sizes = {1'000'000, 10'000'000},
-    .default_dtypes = {"float32"},
-});
+[[maybe_unused]] const bool gaussian_pdf_registered =
+    register_experiment<GaussianPdf, double, float>({
+        .name = "gaussian_pdf",
+        .summary = "exp(-((x-mu)/sigma)^2/2)/(sigma*sqrt(2pi)) (lab 004's ufunc with exp)",
+        .default_sizes = {1'000'000, 10'000'000},
+        .default_dtypes = {"float32"},
+    });
 
 }  // namespace
 }  // namespace portalab

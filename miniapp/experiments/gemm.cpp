@@ -80,7 +80,7 @@ class Gemm {
   Matrix m_a, m_b, m_c;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<Gemm, double, float>({
+[[maybe_unused]] const bool gemm_registered = register_experiment<Gemm, double, float>({
     .name = "gemm",
     .summary = "C = A*B (labs 001-003): Kokkos Kernels, a tiled Kokkos kernel, the vendor BLAS",
     .default_sizes = {128, 512},

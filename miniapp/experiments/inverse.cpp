@@ -61,7 +61,7 @@ class Inverse {
   libraries::LuInverse<Space, T> m_factors;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<Inverse, double, float>({
+[[maybe_unused]] const bool inverse_registered = register_experiment<Inverse, double, float>({
     .name = "inverse",
     .summary =
         "A^-1 through LU, solving A*X = I (lab 002): Kokkos Kernels gesv or vendor getrf+getrs",

@@ -93,16 +93,17 @@ void relate_inverse_pair(std::span<CaseRow> rows) {
   }
 }
 
-[[maybe_unused]] const bool registered = register_experiment<InversePair, float, double>(
-    {
-        .name = "inverse_pair",
-        .summary = "two inverses on one instance, then concurrently on two (lab 002's streams)",
-        .default_sizes = {1000},
-        .default_dtypes = {"float32"},
-        .bound = Bound::compute,
-        .same_outputs = true,
-    },
-    relate_inverse_pair);
+[[maybe_unused]] const bool inverse_pair_registered =
+    register_experiment<InversePair, float, double>(
+        {
+            .name = "inverse_pair",
+            .summary = "two inverses on one instance, then concurrently on two (lab 002's streams)",
+            .default_sizes = {1000},
+            .default_dtypes = {"float32"},
+            .bound = Bound::compute,
+            .same_outputs = true,
+        },
+        relate_inverse_pair);
 
 }  // namespace
 }  // namespace portalab

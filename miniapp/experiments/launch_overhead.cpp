@@ -122,12 +122,14 @@ class LaunchOverhead {
   std::optional<Kokkos::Experimental::Graph<Space>> m_graph;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<LaunchOverhead, std::int64_t>({
-    .name = "launch_overhead",
-    .summary = "microseconds per kernel launch: dispatch, throughput, completion, graph, native",
-    .default_sizes = {1000},
-    .default_dtypes = {"int64"},
-});
+[[maybe_unused]] const bool launch_overhead_registered =
+    register_experiment<LaunchOverhead, std::int64_t>({
+        .name = "launch_overhead",
+        .summary =
+            "microseconds per kernel launch: dispatch, throughput, completion, graph, native",
+        .default_sizes = {1000},
+        .default_dtypes = {"int64"},
+    });
 
 }  // namespace
 }  // namespace portalab

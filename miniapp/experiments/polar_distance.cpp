@@ -56,12 +56,13 @@ class PolarDistance {
   Mirrored<T*, Space> m_rho1, m_theta1, m_rho2, m_theta2, m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<PolarDistance, double, float>({
-    .name = "polar_distance",
-    .summary = "distance of two points in polar form, via a device function (lab 004)",
-    .default_sizes = {1'000'000, 10'000'000},
-    .default_dtypes = {"float32"},
-});
+[[maybe_unused]] const bool polar_distance_registered =
+    register_experiment<PolarDistance, double, float>({
+        .name = "polar_distance",
+        .summary = "distance of two points in polar form, via a device function (lab 004)",
+        .default_sizes = {1'000'000, 10'000'000},
+        .default_dtypes = {"float32"},
+    });
 
 }  // namespace
 }  // namespace portalab

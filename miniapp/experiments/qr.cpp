@@ -83,7 +83,7 @@ class Qr {
   libraries::LapackWorkspace<Space, T> m_workspace;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<Qr, double, float>({
+[[maybe_unused]] const bool qr_registered = register_experiment<Qr, double, float>({
     .name = "qr",
     .summary = "Householder QR, Q and R (lab 002): vendor geqrf+orgqr through libraries/lapack.hpp",
     .default_sizes = {512},

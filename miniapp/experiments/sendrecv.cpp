@@ -13,8 +13,6 @@ namespace {
 
 constexpr In message_input = In::whole_numbers(0.0, 4096.0);
 
-std::string input_label(int rank) { return fmt::format("x.rank{}", rank); }
-
 template <class Space, class T>
 class SendRecv {
  public:
@@ -22,7 +20,7 @@ class SendRecv {
       : m_group(ctx.group()),
         // One rank alone exchanges with itself (a copy through the same path).
         m_peer(ctx.group().size() == 1 ? 0 : ctx.group().rank() ^ 1),
-        m_x(ctx, input_label(ctx.group().rank()), message_input, n),
+        m_x(ctx, rank_input_label(ctx.group().rank()), message_input, n),
         m_y(ctx, "received", Out{}, n) {
     if (m_group.size() > 1 && m_group.size() % 2 != 0)
       throw std::invalid_argument(fmt::format(
@@ -103,7 +101,7 @@ class SendRecv {
     Check check;
     const T* got = m_y.host().data();
     const auto n = static_cast<std::int64_t>(m_y.size());
-    const std::uint64_t seed = fnv1a64(input_label(m_peer));
+    const std::uint64_t seed = fnv1a64(rank_input_label(m_peer));
     std::int64_t wrong = 0;
 #if defined(_OPENMP)
 #pragma omp parallel for reduction(+ : wrong)
@@ -159,7 +157,7 @@ class SendRecv {
   Mirrored<T*, Space> m_x, m_y;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<SendRecv, float, double>({
+[[maybe_unused]] const bool sendrecv_registered = register_experiment<SendRecv, float, double>({
     .name = "sendrecv",
     .summary = "pairs of ranks (r, r^1) exchange buffers, one way or both at once: MPI through "
                "host mirrors, MPI on device buffers, NCCL; GB/s per link against the peer copy "

@@ -67,12 +67,13 @@ class SquaredDiff {
   Temporary m_t1, m_t2;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<SquaredDiff, double, float>({
-    .name = "squared_diff",
-    .summary = "z = (x-y)^2 (lab 002): one fused kernel vs CuPy's three kernels",
-    .default_sizes = {10'000, 100'000'000},
-    .default_dtypes = {"float32"},
-});
+[[maybe_unused]] const bool squared_diff_registered =
+    register_experiment<SquaredDiff, double, float>({
+        .name = "squared_diff",
+        .summary = "z = (x-y)^2 (lab 002): one fused kernel vs CuPy's three kernels",
+        .default_sizes = {10'000, 100'000'000},
+        .default_dtypes = {"float32"},
+    });
 
 }  // namespace
 }  // namespace portalab

@@ -44,12 +44,13 @@ class StreamCopy {
   Mirrored<T*, Space> m_x, m_z;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<StreamCopy, double, float>({
-    .name = "stream_copy",
-    .summary = "z = x: the copy bandwidth other streaming kernels are compared with",
-    .default_sizes = {1'000'000},
-    .default_dtypes = {"float64"},
-});
+[[maybe_unused]] const bool stream_copy_registered = register_experiment<StreamCopy, double, float>(
+    {
+        .name = "stream_copy",
+        .summary = "z = x: the copy bandwidth other streaming kernels are compared with",
+        .default_sizes = {1'000'000},
+        .default_dtypes = {"float64"},
+    });
 
 }  // namespace
 }  // namespace portalab

@@ -69,12 +69,13 @@ class VectorPoly {
   Temporary m_t1, m_t2;
 };
 
-[[maybe_unused]] const bool registered = register_experiment<VectorPoly, double, float>({
-    .name = "vector_poly",
-    .summary = "z = a*x^2 + b*y + c (lab 6): fused kernel vs NumPy-style temporaries",
-    .default_sizes = {1'000'000},
-    .default_dtypes = {"float64"},
-});
+[[maybe_unused]] const bool vector_poly_registered = register_experiment<VectorPoly, double, float>(
+    {
+        .name = "vector_poly",
+        .summary = "z = a*x^2 + b*y + c (lab 6): fused kernel vs NumPy-style temporaries",
+        .default_sizes = {1'000'000},
+        .default_dtypes = {"float64"},
+    });
 
 }  // namespace
 }  // namespace portalab

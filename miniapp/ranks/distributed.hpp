@@ -6,10 +6,16 @@
 #include "ranks/nccl.hpp"
 #include "platform/spaces.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <type_traits>
 
 namespace portalab {
+
+// The label of rank r's input, which seeds its values: a peer recomputes what
+// r holds from it.
+inline std::string rank_input_label(int rank) { return fmt::format("x.rank{}", rank); }
 
 // MPI on the buffers where they are: a device space needs a CUDA-aware MPI.
 template <class Space>
