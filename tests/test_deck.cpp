@@ -64,6 +64,7 @@ max_time_s = 0.5
 [vector_poly]
 min_reps = 7
 max_reps = 70
+min_warmup_s = 0
 [stream_copy]
 reps = 4
 [dot]
@@ -76,14 +77,16 @@ reps = 4
   EXPECT_EQ(vp.adaptive->min_reps, 7);
   EXPECT_EQ(vp.adaptive->max_reps, 70);
   EXPECT_DOUBLE_EQ(vp.adaptive->max_time_s, 0.5);
+  EXPECT_DOUBLE_EQ(vp.adaptive->min_warmup_s, 0.0);  // the count of warm-ups alone
   EXPECT_EQ(vp.reps, 7);
   EXPECT_FALSE(deck.plans[1].adaptive);  // the table's reps
   EXPECT_EQ(deck.plans[1].reps, 4);
   ASSERT_TRUE(deck.plans[2].adaptive);  // the top level's, the rest defaults
   EXPECT_EQ(deck.plans[2].adaptive->min_reps, portalab::AdaptiveReps{}.min_reps);
+  EXPECT_DOUBLE_EQ(deck.plans[2].adaptive->min_warmup_s, portalab::AdaptiveReps{}.min_warmup_s);
   EXPECT_EQ(portalab::repetitions_text(deck.plans[1].reps, deck.plans[1].adaptive), "reps=4");
   EXPECT_EQ(portalab::repetitions_text(vp.reps, vp.adaptive),
-            "noise=0.02 min_reps=7 max_reps=70 max_time_s=0.5");
+            "noise=0.02 min_reps=7 max_reps=70 max_time_s=0.5 min_warmup_s=0");
 
   const auto fixed = parse_deck("reps = 5\n[vector_poly]\n", "d.toml", catalog());
   EXPECT_FALSE(fixed.plans[0].adaptive);
@@ -123,6 +126,12 @@ TEST(Deck, RepetitionKeysOutOfRangeOrBesideRepsAreRefused) {
             std::string::npos);
   EXPECT_NE(message("[vector_poly]\nmax_time_s = -1\n").find("max_time_s expects a number above 0"),
             std::string::npos);
+  EXPECT_EQ(message("[vector_poly]\nmin_warmup_s = -0.5\n"),
+            "d.toml:2:16: [vector_poly] min_warmup_s expects a number of at least 0 and at most "
+            "3600; got -0.5");
+  EXPECT_EQ(message("reps = 3\nmin_warmup_s = 0.1\n[vector_poly]\n"),
+            "d.toml:2:16: top-level min_warmup_s times the warm-ups of repetitions until the "
+            "median is steady, and top-level reps fixes their count: give one or the other");
   portalab::DeckOverrides o;
   o.noise = 2.0;
   EXPECT_NE(message("[vector_poly]\n", o).find("--noise expects"), std::string::npos);
@@ -568,7 +577,7 @@ TEST(Suggest, TheNearestNameOfASlipOrAnAbbreviation) {
   EXPECT_EQ(error_of("[vector_poly]\nsize = 3\n"),
             "d.toml:2:1: unknown key 'size' in [vector_poly]; expected one of [sizes, dtypes, "
             "variants, spaces, copies, reps, warmups, ranks, noise, min_reps, max_reps, "
-            "max_time_s]; did you mean 'sizes'?");
+            "max_time_s, min_warmup_s]; did you mean 'sizes'?");
 }
 
 TEST(Shown, ControlBytesAreQuotedAndLongTextCut) {

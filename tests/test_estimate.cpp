@@ -96,6 +96,24 @@ TEST(Estimate, CopiesMoveAtTheBestTransferRateOfTheirKind) {
   EXPECT_DOUBLE_EQ(e.timed_ms, 2 * (e.kernel_ms + e.copies_ms));
 }
 
+// Adaptive repetitions warm up for min_warmup_s at least: a short kernel's
+// warm-ups take that long, a long kernel's their count.
+TEST(Estimate, AdaptiveWarmupsTakeTheirLeastTime) {
+  EntryWork w;
+  w.work = {1e6, 0, 0};  // 0.1 ms at 10 GB/s, plus one launch (inputs, not measured)
+  w.dtype = "float64";
+  w.repetitions = 1 + 2 + 10;  // cold, warm-ups, reps
+  w.warmups = 2;
+  w.pays_setup = false;
+  const double per = estimate_entry(w, host_limits(), host_limits()).kernel_ms;
+  EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 13 * per);
+  w.adaptive = AdaptiveReps{.min_reps = 10, .max_reps = 10, .min_warmup_s = 0.05};
+  EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 11 * per + 50.0);
+  w.work = {1e9, 0, 0};  // 100 ms a call, not measured: two warm-ups outlast 50 ms
+  const double longer = estimate_entry(w, host_limits(), host_limits()).kernel_ms;
+  EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 13 * longer);
+}
+
 TEST(Estimate, SetupAndCheckGrowWithTheFootprintAndSetupIsPaidOnce) {
   EntryWork w;
   w.footprint_bytes = 1e9;

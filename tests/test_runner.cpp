@@ -337,6 +337,26 @@ TEST(Runner, AdaptiveRepetitionsStopWhenTheMedianIsSteadyOrTheBudgetRunsOut) {
   EXPECT_EQ(why, "max_reps");
 }
 
+// Warm-ups: the deck's count; with adaptive repetitions, until they have
+// lasted min_warmup_s too (times made up, not measured).
+TEST(Runner, WarmupsRunTheirCountAndAdaptiveOnesTheirLeastTime) {
+  Entry fixed;
+  fixed.warmups = 2;
+  EXPECT_TRUE(wants_warmup(fixed, 1, 100.0));
+  EXPECT_FALSE(wants_warmup(fixed, 2, 0.0));
+
+  Entry e;
+  e.warmups = 2;
+  e.adaptive = AdaptiveReps{.min_warmup_s = 0.01};
+  EXPECT_TRUE(wants_warmup(e, 1, 1.0));      // the count first, whatever the time
+  EXPECT_TRUE(wants_warmup(e, 500, 0.005));  // then the time
+  EXPECT_FALSE(wants_warmup(e, 2, 0.01));
+  e.adaptive->min_warmup_s = 0;
+  EXPECT_FALSE(wants_warmup(e, 2, 0.0));
+  e.warmups = 0;
+  EXPECT_FALSE(wants_warmup(e, 0, 0.0));
+}
+
 // A row records each repetition and how its count was chosen.
 TEST(Runner, ARowKeepsItsRepetitionsAndTheIntervalOfItsMedian) {
   const Deck deck = parse_deck(R"(
@@ -363,12 +383,14 @@ max_time_s = 1e-9
   EXPECT_EQ(fixed.kernel_reps_ms.size(), 3u);
   EXPECT_EQ(fixed.total_reps_ms.size(), 3u);
   EXPECT_EQ(fixed.stopped_by, "reps");
+  EXPECT_EQ(fixed.warmups, 0);  // a fixed count keeps the deck's warm-ups too
   EXPECT_EQ(fixed.noise_target, 0.0);
   EXPECT_FALSE(std::isfinite(fixed.rel_ci95));  // 3 repetitions cannot bound a median
   const Result& adaptive = summary.results[1];
   // Its budget spent at once: it stops at min_reps, steady or noisy.
   EXPECT_EQ(adaptive.reps, 6);
   EXPECT_EQ(adaptive.kernel_reps_ms.size(), 6u);
+  EXPECT_GT(adaptive.warmups, 0);  // warmups = 0, but they last min_warmup_s
   EXPECT_TRUE(adaptive.stopped_by == "noise" || adaptive.stopped_by == "max_time")
       << adaptive.stopped_by;
   EXPECT_EQ(adaptive.noisy(), adaptive.stopped_by == "max_time");

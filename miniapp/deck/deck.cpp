@@ -27,16 +27,17 @@
 namespace portalab {
 
 const std::vector<std::string>& experiment_keys() {
-  static const std::vector<std::string> keys{"sizes",  "dtypes",   "variants", "spaces",
-                                             "copies", "reps",     "warmups",  "ranks",
-                                             "noise",  "min_reps", "max_reps", "max_time_s"};
+  static const std::vector<std::string> keys{"sizes",       "dtypes",   "variants", "spaces",
+                                             "copies",      "reps",     "warmups",  "ranks",
+                                             "noise",       "min_reps", "max_reps", "max_time_s",
+                                             "min_warmup_s"};
   return keys;
 }
 const std::vector<std::string>& global_keys() {
   static const std::vector<std::string> keys{"dtypes",   "spaces",     "copies",       "reps",
                                              "warmups",  "calibrate",  "profile_reps", "ranks",
                                              "energy",   "watchdog_s", "noise",        "min_reps",
-                                             "max_reps", "max_time_s"};
+                                             "max_reps", "max_time_s", "min_warmup_s"};
   return keys;
 }
 
@@ -292,24 +293,29 @@ int integer(const toml::node& node, std::string_view context, int min,
   return static_cast<int>(*v);
 }
 
-// A number (integer or float) in (above, at_most].
-double number_in(const toml::node& node, std::string_view context, double above, double at_most) {
+// A number (integer or float) in (above, at_most], or [above, at_most]
+// where `or_equal`.
+double number_in(const toml::node& node, std::string_view context, double above, double at_most,
+                 bool or_equal = false) {
+  const auto expected = [&] {
+    return fmt::format("{} expects a number {} {} and at most {}", context,
+                       or_equal ? "of at least" : "above", above, at_most);
+  };
   double v = 0;
   if (const auto i = node.value_exact<std::int64_t>())
     v = static_cast<double>(*i);
   else if (const auto f = node.value_exact<double>())
     v = *f;
   else
-    fail(node, fmt::format("{} expects a number above {} and at most {}; got {}", context, above,
-                           at_most, type_of(node)));
-  if (!(v > above && v <= at_most))
-    fail(node, fmt::format("{} expects a number above {} and at most {}; got {}", context, above,
-                           at_most, v));
+    fail(node, fmt::format("{}; got {}", expected(), type_of(node)));
+  if (!((v > above || (or_equal && v == above)) && v <= at_most))
+    fail(node, fmt::format("{}; got {}", expected(), v));
   return v;
 }
 
 // The keys of adaptive repetitions (AdaptiveReps), which a fixed `reps` excludes.
-constexpr const char* adaptive_keys[] = {"noise", "min_reps", "max_reps", "max_time_s"};
+constexpr const char* adaptive_keys[] = {"noise", "min_reps", "max_reps", "max_time_s",
+                                         "min_warmup_s"};
 // Repetitions past this are not kept: a row's times stay a bounded list.
 constexpr int max_kept_reps = 100000;
 
@@ -697,9 +703,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
       if (strength(k) > adaptive_strength) adaptive_strength = strength(k), adaptive_key = k;
     if (adaptive_strength > 0 && adaptive_strength == strength("reps"))
       fail(*lookup(adaptive_key),
-           fmt::format("{} asks for repetitions until the median is steady, and {} fixes their "
+           fmt::format("{} {} repetitions until the median is steady, and {} fixes their "
                        "count: give one or the other",
-                       context(adaptive_key), context("reps")));
+                       context(adaptive_key),
+                       std::string_view(adaptive_key) == "min_warmup_s" ? "times the warm-ups of"
+                                                                        : "asks for",
+                       context("reps")));
     const bool fixed = strength("reps") > adaptive_strength;
     if (fixed) {
       plan.reps = integer(*lookup("reps"), context("reps"), 1, max_kept_reps);
@@ -719,6 +728,8 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
                          context("max_reps"), a.max_reps, context("min_reps"), a.min_reps));
       if (const auto* n = lookup("max_time_s"))
         a.max_time_s = number_in(*n, context("max_time_s"), 0.0, 86400.0);
+      if (const auto* n = lookup("min_warmup_s"))  // 0: the count of warm-ups alone
+        a.min_warmup_s = number_in(*n, context("min_warmup_s"), 0.0, 3600.0, /*or_equal=*/true);
       plan.reps = a.min_reps;
       plan.adaptive = a;
     }
@@ -774,8 +785,9 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
 
 std::string repetitions_text(int reps, const std::optional<AdaptiveReps>& adaptive) {
   if (!adaptive) return fmt::format("reps={}", reps);
-  return fmt::format("noise={} min_reps={} max_reps={} max_time_s={}", adaptive->noise,
-                     adaptive->min_reps, adaptive->max_reps, adaptive->max_time_s);
+  return fmt::format("noise={} min_reps={} max_reps={} max_time_s={} min_warmup_s={}",
+                     adaptive->noise, adaptive->min_reps, adaptive->max_reps, adaptive->max_time_s,
+                     adaptive->min_warmup_s);
 }
 
 std::vector<std::string> spaces_option(const std::vector<std::string>& given,

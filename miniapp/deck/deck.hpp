@@ -3,6 +3,7 @@
 //
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
 //   noise = 0.01              # without reps: repeat until the kernel median is this steady
+//   min_warmup_s = 0.005      # ... after warm-ups of this long at least (and `warmups` of them)
 //   calibrate = "quick"       # limits measured first: quick | full | none
 //   energy = "on"             # energy, clocks and power of every row: on | off
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
@@ -39,12 +40,17 @@ class InputError : public std::runtime_error {
 // Repetitions until a row's kernel median is steady: until the 95%
 // confidence interval of the median (from order statistics) lies within
 // `noise` of it, never fewer than min_reps, and no more than max_reps or
-// max_time_s seconds of repetitions. A deck's `reps` fixes the count instead.
+// max_time_s seconds of repetitions. Their warm-ups, besides their count,
+// last min_warmup_s at least: a core that was idle can run faster for its
+// first milliseconds of work than it then sustains (docs/performance.md,
+// "Verdicts, measured"), and repetitions timed in that window would say how
+// long the process had been idle. A deck's `reps` fixes both counts instead.
 struct AdaptiveReps {
   double noise = 0.01;
   int min_reps = 10;
   int max_reps = 1000;
   double max_time_s = 0.1;
+  double min_warmup_s = 0.005;
 };
 
 struct ExperimentPlan {
@@ -56,7 +62,7 @@ struct ExperimentPlan {
   std::vector<CopyMode> copies;
   int reps = 10;                         // the count where adaptive is empty; else min_reps
   std::optional<AdaptiveReps> adaptive;  // empty: exactly `reps`
-  int warmups = 2;
+  int warmups = 2;         // with adaptive, the least: warm-ups also last its min_warmup_s
   std::vector<int> ranks;  // ascending; empty: all the ranks of the run
   Parameters parameters;   // the experiment's own settings, defaults filled in
 };

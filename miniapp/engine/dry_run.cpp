@@ -84,6 +84,7 @@ std::vector<PlannedEntry> plan_entries(std::span<const Entry> entries, const Pla
       w.dtype = entry.dtype;
       w.bound = info.bound_of(entry.variant);
       w.repetitions = e.repetitions;
+      w.warmups = entry.warmups;
       w.adaptive = entry.adaptive;
       w.footprint_bytes = static_cast<double>(e.footprint);
       w.host_space = is_host_space(entry.space);

@@ -61,12 +61,15 @@ EntryEstimate estimate_entry(const EntryWork& entry, const SpaceLimits& space,
   if (entry.d2h_bytes > 0)
     e.copies_ms += ms_at(entry.d2h_bytes, space.transfer_gbps("d2h_" + copies)) + launch_ms;
 
-  double repetitions = entry.repetitions;
-  if (const auto& a = entry.adaptive; a && e.kernel_ms + e.copies_ms > 0) {
-    const double in_budget = a->max_time_s * 1e3 / (e.kernel_ms + e.copies_ms);
+  const double repetition_ms = e.kernel_ms + e.copies_ms;
+  double repetitions = entry.repetitions - entry.warmups;
+  double warmup_ms = repetition_ms * entry.warmups;
+  if (const auto& a = entry.adaptive; a && repetition_ms > 0) {
+    const double in_budget = a->max_time_s * 1e3 / repetition_ms;
     repetitions += std::clamp(in_budget, double(a->min_reps), double(a->max_reps)) - a->min_reps;
+    warmup_ms = std::max(warmup_ms, a->min_warmup_s * 1e3);
   }
-  e.timed_ms = (e.kernel_ms + e.copies_ms) * repetitions;
+  e.timed_ms = repetition_ms * repetitions + warmup_ms;
 
   // Setup: the arrays allocated and first touched, the inputs filled, where
   // they are created (the space itself, or host mirrors filled on the host).

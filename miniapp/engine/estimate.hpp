@@ -25,6 +25,7 @@ struct EntryWork {
   std::string dtype;                 // the gemm rate of this type bounds the FLOPs
   Bound bound = Bound::memory;       // the experiment's
   int repetitions = 1;               // reps + warmups + 1 cold call
+  int warmups = 0;                   // of those: with adaptive, they last its min_warmup_s too
   // Repetitions until the median is steady: at most as many more as
   // max_time_s or max_reps allows (the estimate takes the most).
   std::optional<AdaptiveReps> adaptive;
@@ -37,7 +38,7 @@ struct EntryWork {
 struct EntryEstimate {
   double kernel_ms = 0.0;  // one repetition's kernel phase
   double copies_ms = 0.0;  // one repetition's h2d + d2h
-  double timed_ms = 0.0;   // (kernel + copies) × repetitions
+  double timed_ms = 0.0;   // (kernel + copies) × repetitions, warm-ups their least time
   double setup_ms = 0.0;   // allocation and filling the inputs (first variant only)
   double check_ms = 0.0;   // poisoning the outputs, the host reference re-reading them
   double total_ms = 0.0;

@@ -198,12 +198,22 @@ void prepare(VariantRun& v, const kernels::HostPolicy& policy) {
     if (is_host_space(r.space)) r.library_threads = recorder.library_threads();
   });
   {
+    // Every rank runs as many as the rank that wants the most (the gate).
     ScopedRange warmup(range + "/warmup");
-    for (int i = 0; i < r.warmups; ++i)
-      if (!lock.step([&] {
-            if (c) repetition(*c, e.variant, policy, copies, range + "/warmup");
-          }))
+    const auto start = std::chrono::steady_clock::now();
+    int done = 0;
+    for (;;) {
+      const double elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!lock.step(
+              [&] {
+                if (c) repetition(*c, e.variant, policy, copies, range + "/warmup");
+                ++done;
+              },
+              c && wants_warmup(e, done, elapsed_s)))
         break;
+    }
+    r.warmups = done;
   }
 }
 
@@ -492,6 +502,10 @@ void shuffle(std::vector<std::size_t>& order, std::mt19937_64& rng) {
   // distributions' algorithms differ between standard libraries, and a
   // seed recorded in one build must give the same order in another.
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+}
+
+bool wants_warmup(const Entry& e, int done, double elapsed_s) {
+  return done < e.warmups || (e.adaptive && elapsed_s < e.adaptive->min_warmup_s);
 }
 
 bool wants_another(const Entry& e, const std::vector<double>& kernel_ms, double elapsed_s,

@@ -63,6 +63,11 @@ std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
 // for the same seed.
 void shuffle(std::vector<std::size_t>& order, std::mt19937_64& rng);
 
+// Whether a rank wants another warm-up of e, having run `done` of them over
+// elapsed_s: until the deck's count, and with adaptive repetitions until they
+// have lasted min_warmup_s too.
+bool wants_warmup(const Entry& e, int done, double elapsed_s);
+
 // Whether a rank wants another timed repetition of e, having timed kernel_ms
 // over elapsed_s: a fixed count until it is reached; adaptive ones until the
 // kernel median is steady (its 95% interval within the noise target), at
