@@ -39,8 +39,9 @@ namespace {
 //   {"alpha": 0.01, "tolerance": 0.03, "sigmas": 4, "min_noise": 0.01,
 //    "pairs": [{"base": SIDE, "new": SIDE}, ...],
 //    "noise_pairs": [[base_ms, new_ms], ...]}
-// SIDE: {"check", "ms", "min_ms", "max_ms", "std_ms", "reps", "repetitions"}
-// (numbers or null; repetitions a list of ms, or null before schema 5).
+// SIDE: {"check", "ms", "min_ms", "max_ms", "std_ms", "reps", "repetitions",
+// "runs"} (numbers or null; repetitions a list of ms, or null before schema
+// 5; runs, where the side was run several times, each run's median).
 double number_or(const nlohmann::json& doc, const char* key, double fallback) {
   const auto v = finite_number(doc, key);
   if (doc.contains(key) && !v)
@@ -59,9 +60,9 @@ store::Measure measure(const nlohmann::json& side) {
   return m;
 }
 
-std::vector<double> repetitions(const nlohmann::json& side) {
+std::vector<double> numbers(const nlohmann::json& side, const char* key) {
   std::vector<double> out;
-  const auto it = side.find("repetitions");
+  const auto it = side.find(key);
   if (it == side.end() || !it->is_array()) return out;
   for (const auto& x : *it) out.push_back(x.is_number() ? x.get<double>() : NAN);
   return out;
@@ -87,8 +88,14 @@ nlohmann::json judge(const nlohmann::json& request) {
     if (!pair.is_object() || !pair.contains("base") || !pair.contains("new") ||
         !pair["base"].is_object() || !pair["new"].is_object())
       throw InputError("verdicts: each pair must be {\"base\": {...}, \"new\": {...}}");
-    pairs.push_back({measure(pair["base"]), measure(pair["new"]), repetitions(pair["base"]),
-                     repetitions(pair["new"])});
+    const auto& base = pair["base"];
+    const auto& now = pair["new"];
+    pairs.push_back({.base = measure(base),
+                     .now = measure(now),
+                     .base_ms = numbers(base, "repetitions"),
+                     .now_ms = numbers(now, "repetitions"),
+                     .base_runs = numbers(base, "runs"),
+                     .now_runs = numbers(now, "runs")});
   }
   // The run-to-run noise of the older rule: of the pairs given for it, or
   // of these pairs' passing medians.
@@ -111,6 +118,7 @@ nlohmann::json judge(const nlohmann::json& request) {
     if (j.rule != "spread") {
       v["p"] = or_null(j.p);
       v["p_adjusted"] = or_null(j.p_adjusted);
+      v["min_change"] = j.min_change;
     }
     out.push_back(std::move(v));
   }

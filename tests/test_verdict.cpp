@@ -68,6 +68,49 @@ TEST(Verdict, TheChangeMustAlsoExceedTheRunToRunNoise) {
   EXPECT_EQ(verdicts_by_test({doubled})[0].verdict, "same");
 }
 
+// Each side's runs spread about their own mean, pooled, as a deviation of
+// the difference of the two sides' means (values made up, not measured).
+TEST(Verdict, TheRunsOfEachSideMeasureTheEntrysOwnNoise) {
+  // Logs {0, 0.2} and {0.5, 0.5, 0.5}: squares 0.02 over 1 + 2 degrees,
+  // times 1/2 + 1/3.
+  const auto sigma = runs_sigma({1.0, std::exp(0.2)}, std::vector<double>(3, std::exp(0.5)));
+  ASSERT_TRUE(sigma);
+  EXPECT_NEAR(*sigma, std::sqrt(0.02 / 3 * (1.0 / 2 + 1.0 / 3)), 1e-12);
+  EXPECT_FALSE(runs_sigma({1.0}, {2.0}));  // one run a side: nothing to measure
+  EXPECT_FALSE(runs_sigma({}, {}));
+  EXPECT_FALSE(runs_sigma({1.0, 0.0, NAN}, {2.0}));  // no time, no run
+  // One side run twice: its spread, and the other side's single run counts whole.
+  EXPECT_NEAR(*runs_sigma({1.0, std::exp(0.2)}, {3.0}), std::sqrt(0.02 * (1.0 / 2 + 1.0)), 1e-12);
+}
+
+// Two runs a side: an entry whose runs differ by 25% on one side is no
+// slower for the same 25% on the other; tripled, it is.
+TEST(Verdict, AChangeWithinTheSpreadOfTheRunsIsTheSame) {
+  auto judged = [](double base_second, double now) {
+    JudgedPair p;
+    p.base.check = p.now.check = "PASS";
+    p.base.ms = 1.0;
+    for (const double run : {1.0, base_second}) {
+      const auto reps = around(run, 20, 0.01);
+      p.base_ms.insert(p.base_ms.end(), reps.begin(), reps.end());
+      p.base_runs.push_back(run);
+    }
+    for (int i = 0; i < 2; ++i) {
+      const auto reps = around(now, 20, 0.01);
+      p.now_ms.insert(p.now_ms.end(), reps.begin(), reps.end());
+      p.now_runs.push_back(now);
+    }
+    const Noise quiet({{1.0, 1.0}});  // the other entries did not move
+    return judge_pairs({p}, quiet, default_alpha, default_tolerance, default_sigmas)[0];
+  };
+  const Judgement within = judged(1.25, 1.25);
+  EXPECT_EQ(within.verdict, "same");
+  EXPECT_GT(within.min_change, 0.25);
+  EXPECT_EQ(judged(1.25, 3.0).verdict, "slower");
+  // The base's runs alike: the change past the tolerance is found.
+  EXPECT_EQ(judged(1.0, 1.25).verdict, "slower");
+}
+
 TEST(Verdict, ChecksAndMissingRepetitionsAreSaidNotTested) {
   const auto v = verdicts_by_test({{"PASS", "FAIL", {1.0}, {1.0}},
                                    {"FAIL", "PASS", {1.0}, {1.0}},

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <numeric>
 #include <tuple>
 
 namespace portalab::store {
@@ -161,20 +162,40 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
   return out;
 }
 
+std::optional<double> runs_sigma(const std::vector<double>& base_runs,
+                                 const std::vector<double>& now_runs) {
+  double squares = 0, degrees = 0, inverse_counts = 0;
+  for (const auto* runs : {&base_runs, &now_runs}) {
+    std::vector<double> logs;
+    for (const double ms : *runs)
+      if (ms > 0 && std::isfinite(ms)) logs.push_back(std::log(ms));
+    inverse_counts += 1.0 / std::max<std::size_t>(logs.size(), 1);
+    if (logs.size() < 2) continue;
+    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / logs.size();
+    for (const double x : logs) squares += (x - mean) * (x - mean);
+    degrees += logs.size() - 1;
+  }
+  if (degrees == 0) return std::nullopt;
+  return std::sqrt(squares / degrees * inverse_counts);
+}
+
 std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
                                    double alpha, double tolerance, double sigmas) {
   std::vector<RepeatedPair> repeated;
   repeated.reserve(pairs.size());
   for (const JudgedPair& p : pairs) {
     repeated.push_back({p.base.check, p.now.check, p.base_ms, p.now_ms});
-    if (p.base.ms && *p.base.ms > 0)
-      repeated.back().min_change = std::expm1(sigmas * noise.sigma(*p.base.ms));
+    double& min_change = repeated.back().min_change;
+    if (p.base.ms && *p.base.ms > 0) min_change = std::expm1(sigmas * noise.sigma(*p.base.ms));
+    if (const auto own = runs_sigma(p.base_runs, p.now_runs))
+      min_change = std::max(min_change, std::expm1(sigmas * *own));
   }
   const std::vector<TestedVerdict> tested = verdicts_by_test(repeated, alpha, tolerance);
   std::vector<Judgement> out(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     Judgement& j = out[i];
     static_cast<TestedVerdict&>(j) = tested[i];
+    j.min_change = std::max(tolerance, repeated[i].min_change);
     j.rule = j.p ? "test" : "check";
     if (j.verdict != "untested") continue;
     const JudgedPair& p = pairs[i];

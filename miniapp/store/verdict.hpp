@@ -95,16 +95,30 @@ struct JudgedPair {
   Measure base, now;
   std::vector<double> base_ms, now_ms;  // empty: none kept
   std::optional<double> own_noise;
+  // Where a side was run more than once: each run's median (ms). Its
+  // repetitions above are all its runs' together.
+  std::vector<double> base_runs, now_runs;
 };
+
+// The deviation of the difference of the two sides' mean log medians, from
+// how each side's runs spread about their own mean (pooled); none where
+// neither side has two runs. A process keeps one state for all its
+// repetitions (its CPU's clock, its neighbours, its placement), so one
+// entry's runs can differ by far more than its repetitions or the other
+// entries say: only runs repeated show it.
+std::optional<double> runs_sigma(const std::vector<double>& base_runs,
+                                 const std::vector<double>& now_runs);
 
 struct Judgement : TestedVerdict {
   std::string rule;             // "test", "check" (a check decided) or "spread" (the older rule)
   std::optional<double> noise;  // the run-to-run noise the older rule used
+  double min_change = 0.0;      // the test's: the change of the median had to exceed this
 };
 
 // Every pair's verdict, one rule for both commands: by the test
 // (verdicts_by_test) where both sides kept enough repetitions, the change
-// also past `sigmas` times the run-to-run noise at the base's time; else by
+// also past `sigmas` times the run-to-run noise at the base's time and
+// `sigmas` times runs_sigma where the sides were repeated; else by
 // classify, on that noise or the pair's own where larger.
 std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
                                    double alpha, double tolerance, double sigmas);

@@ -9,7 +9,16 @@ verdict.hpp: the same rule as `portalab db history`):
   phases): "faster" or "slower" only where the Mann-Whitney U test on the
   two runs' repetitions rejects at --alpha (default 0.01) after Holm's
   correction over every entry tested, and the medians differ by more than
-  --tolerance percent (default 3); otherwise "same".
+  --tolerance percent (default 3) and by more than --sigmas times the
+  run-to-run noise at their size; otherwise "same".
+- A side may be several runs of one machine (a folder holding them: `portalab
+  run DECK --out base/1`, then `--out base/2`). Its repetitions are then all
+  its runs' together, and the change must also exceed --sigmas times each
+  entry's own run-to-run noise: how far its runs' medians spread on each
+  side. Two runs a side are worth it where runs differ more than their
+  repetitions do (docs/performance.md, "Verdicts, measured"): a process keeps
+  its state (its CPU's clock, its neighbours) for all its repetitions, and
+  one run cannot show how that state moves between runs.
 - Older files, and the copy phases: the repetitions' ranges must not overlap
   and the change of the median, as a log ratio, must exceed --sigmas
   (default 4) times the run-to-run noise of entries of its size (the robust
@@ -23,6 +32,7 @@ A check that passed in BASE and does not in NEW is "broken".
     scripts/compare.py results/1234 results/1301 --threshold 5
     scripts/compare.py old/results.json new/results.json --phase kernel --markdown
     scripts/compare.py base new --noise-from base base-again
+    scripts/compare.py base/ new/    # each a folder of two runs or more
 
 Exit status: 0 no regression; 1 a regression: an entry "slower" by more than
 --threshold percent (median against median), or "broken"; 2 bad input.
@@ -30,13 +40,14 @@ Entries on one side only are listed and do not count. A run that did not
 finish, or was interrupted, is named on stderr. Names are shown as
 portalab's messages show them (control characters as \\xNN, cut past 200
 bytes). Each side must hold one
-row per entry: compare one machine's runs with another's, or give --host and
+machine's rows: compare one machine's runs with another's, or give --host and
 --device to pick one when a side mixes machines. The portalab binary is
 --portalab, $PORTALAB, the installed one or the source tree's host build.
 """
 import argparse
 import json
 import math
+import statistics
 import sys
 
 from portalab import results as pr
@@ -57,14 +68,42 @@ def finite(x):
 
 
 def side(row, phase):
-    """What `portalab verdicts` reads of one side of a pair."""
-    reps = row.get("repetitions")
-    reps = reps.get(f"{phase}_ms") if isinstance(reps, dict) else None
+    """What `portalab verdicts` reads of one side of a pair: a side run
+    several times gives every run's repetitions together, and each run's
+    median apart."""
+    runs = row.get("runs") or [row]
+    times = [r.get("repetitions") for r in runs]
+    times = [t.get(f"{phase}_ms") if isinstance(t, dict) else None for t in times]
+    medians = [finite(r.get(f"{phase}_ms")) for r in runs]
     return {"check": row["check"], "ms": finite(row.get(f"{phase}_ms")),
             "min_ms": finite(row.get(f"{phase}_min_ms")),
             "max_ms": finite(row.get(f"{phase}_max_ms")),
             "std_ms": finite(row.get(f"{phase}_std_ms")), "reps": finite(row.get("reps")),
-            "repetitions": [finite(t) for t in reps] if isinstance(reps, list) else None}
+            "repetitions": ([finite(x) for t in times for x in t]
+                            if all(isinstance(t, list) for t in times) else None),
+            "runs": medians if len(runs) > 1 and None not in medians else None}
+
+
+def repeated(rows):
+    """One row standing for an entry's rows from several runs of one side:
+    its check the first that did not pass, each phase's median the median
+    of the runs' medians, its least and most theirs; the runs kept under
+    "runs" for side()."""
+    if len(rows) == 1:
+        return rows[0]
+    out = dict(rows[0], runs=rows)
+    out["check"] = next((r["check"] for r in rows if r["check"] != "PASS"), "PASS")
+    for phase in pr.PHASES:
+        medians = [finite(r.get(f"{phase}_ms")) for r in rows]
+        lows = [finite(r.get(f"{phase}_min_ms")) for r in rows]
+        highs = [finite(r.get(f"{phase}_max_ms")) for r in rows]
+        out[f"{phase}_ms"] = None if None in medians else statistics.median(medians)
+        out[f"{phase}_min_ms"] = None if None in lows else min(lows)
+        out[f"{phase}_max_ms"] = None if None in highs else max(highs)
+        out[f"{phase}_std_ms"] = None  # of the runs apart: "runs" holds them
+    reps = [finite(r.get("reps")) for r in rows]
+    out["reps"] = None if None in reps else sum(reps)
+    return out
 
 
 def medians(pairs, phase):
@@ -101,16 +140,22 @@ def describe_noise(noise):
 
 
 def index(rows, side):
-    out = {}
+    """The rows of one side by entry. Rows of one entry from several runs
+    of one machine are that side run several times (repeated()); from
+    several machines, or twice in one run, they are refused."""
+    groups = {}
     for r in rows:
         k = pr.key_of(r, pr.ENTRY_KEY)
-        if k in out:
+        group = groups.setdefault(k, [])
+        other = next((o for o in group if o["source"] == r["source"]
+                      or (o["hostname"], o["device"]) != (r["hostname"], r["device"])), None)
+        if other is not None:
             pr.fail(f"{side} has two rows for {' '.join(text.shown(v) for v in k)} "
-                    f"({text.shown(out[k]['source'])}, {text.shown(r['source'])}): pick one with "
-                    f"--host/--device "
-                    f"or give one run")
-        out[k] = r
-    return out
+                    f"({text.shown(other['source'])}, {text.shown(r['source'])}) "
+                    f"{'in one run' if other['source'] == r['source'] else 'from two machines'}: "
+                    f"pick one with --host/--device or give one machine's runs")
+        group.append(r)
+    return {k: repeated(group) for k, group in groups.items()}
 
 
 def pick(rows, host, device):
@@ -183,8 +228,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("base", help="results.json or a folder holding them: the reference")
-    ap.add_argument("new", help="results.json or a folder holding them: the candidate")
+    ap.add_argument("base", help="results.json or a folder holding one run or several: the "
+                                 "reference")
+    ap.add_argument("new", help="results.json or a folder holding one run or several: the "
+                                "candidate")
     ap.add_argument("--phase", choices=pr.PHASES, default="total")
     ap.add_argument("--threshold", type=pr.finite_number, default=10.0,
                     help="percent slower (median) that is a regression (default 10)")
@@ -237,6 +284,12 @@ def main(argv=None):
         print(f"compare: {rules.count('test')} entries by the U test on their repetitions "
               f"(alpha {args.alpha:g} after Holm's correction, tolerance {args.tolerance:g}%)",
               file=sys.stderr)
+    runs = [max(len(b.get("runs") or [b]), len(n.get("runs") or [n]))
+            for _, b, n, *_ in table if b is not None and n is not None]
+    if any(r > 1 for r in runs):
+        print(f"compare: {sum(r > 1 for r in runs)} entries of sides run up to {max(runs)} "
+              f"times: a change must also exceed {args.sigmas:g} deviations of their runs' "
+              f"spread", file=sys.stderr)
     if "spread" in rules:
         print(f"compare: {rules.count('spread')} entries without repetitions by the run-to-run "
               f"noise of {args.phase} (robust std of log ratios"

@@ -219,12 +219,57 @@ class CompareTest(Base):
         self.assertEqual(rc, 1)
         self.assertIn("broken REGRESSION", out)
 
-    def test_two_rows_for_one_entry_exit_2(self):
-        self.write("dups/a", self.doc)
-        self.write("dups/b", self.doc)
-        rc, _, err = script("compare.py", os.path.join(self.tmp, "dups"), self.run_dir)
+    def test_runs_of_one_machine_are_a_side_run_several_times(self):
+        self.write("runs/a", self.doc)
+        self.write("runs/b", self.doc)
+        rc, out, err = script("compare.py", os.path.join(self.tmp, "runs"), self.run_dir)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("slower", out)
+        self.assertIn("times: a change must also exceed 4 deviations of their runs' spread", err)
+
+    def test_two_machines_or_one_run_twice_on_a_side_exit_2(self):
+        other = json.loads(json.dumps(self.doc))
+        other["provenance"]["host"]["hostname"] = "elsewhere"
+        self.write("machines/a", self.doc)
+        self.write("machines/b", other)
+        rc, _, err = script("compare.py", os.path.join(self.tmp, "machines"), self.run_dir)
         self.assertEqual(rc, 2, err)
         self.assertIn("two rows", err)
+        self.assertIn("from two machines", err)
+        twice = json.loads(json.dumps(self.doc))
+        twice["results"].append(twice["results"][0])
+        rc, _, err = script("compare.py", self.write("twice", twice), self.run_dir)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("in one run", err)
+
+    def test_an_entry_within_its_runs_spread_is_the_same(self):
+        """Two runs a side: entries whose base runs differ by 25% are not
+        slower by 25% (one run a side they are); tripled, they are. The
+        factors are set, not measured."""
+        def where(r):
+            return r["space"] in synthetic.PARALLEL_HOST_SPACES and r["variant"] == "fused"
+        # Twelve repetitions a run, so that the U test can reject after
+        # Holm's correction over every entry.
+        doc = json.loads(json.dumps(self.doc))
+        for r in doc["results"]:
+            r["reps"] = 12
+        doc = synthetic.tight(doc)
+        spread = synthetic.slowed(doc, 1.25, where)
+        self.write("base2/1", doc)
+        self.write("base2/2", spread)
+        self.write("new2/1", spread)
+        self.write("new2/2", spread)
+        self.write("tripled/1", synthetic.slowed(doc, 3.0, where))
+        self.write("tripled/2", synthetic.slowed(doc, 3.0, where))
+        base, new = os.path.join(self.tmp, "base2"), os.path.join(self.tmp, "new2")
+        rc, out, err = script("compare.py", os.path.join(base, "1"), os.path.join(new, "1"))
+        self.assertIn("slower", out, err)
+        rc, out, err = script("compare.py", base, new)
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("slower", out)
+        rc, out, err = script("compare.py", base, os.path.join(self.tmp, "tripled"))
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("slower REGRESSION", out)
 
 
 class NamedChoicesTest(unittest.TestCase):
