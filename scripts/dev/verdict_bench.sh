@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The verdicts' benchmark (issue 57), run by hand, not a test: how often
-# compare.py's verdicts are false, and how often they find a real change.
-#   (a) the default deck twice on one build, compared (--phase kernel):
-#       every FASTER or SLOWER is a false verdict;
-#   (b) a deck of OpenMP rows of several milliseconds, 2 threads bound to CPUs 0-1, run
-#       quiet twice and then with a CPU hog on CPU 1: the share said SLOWER,
-#       the run-to-run noise measured on the two quiet runs (--noise-from),
-#       then on the quiet and loaded pair itself (compare.py's default).
-# Each comparison twice: by the U test on the repetitions (the files as
-# written), and by the older rule (the same files, repetitions removed).
-# Prints one line per comparison and the time each run took.
+# compare.py's verdicts are false, and how often they find a real change,
+# with one run a side and with two.
+#   (a) the default deck four times on one build, runs 1 and 3 against 2
+#       and 4 (--phase kernel): every FASTER or SLOWER is a false verdict;
+#   (b) a deck of OpenMP rows of several milliseconds, 2 threads bound to
+#       CPUs 0-1, run quiet and with a CPU hog on CPU 1, taking turns
+#       (quiet, loaded, quiet, loaded): the share said SLOWER;
+#   (b0) its two quiet runs against each other: false verdicts.
+# One run a side is compare.py on two results.json; two a side, on two
+# folders of two runs each, where each entry's change must also exceed its
+# runs' spread. Prints one line per comparison and the time each run took.
 #   scripts/dev/verdict_bench.sh [BUILD_DIR] [OUT]   # build/host, results/verdict-bench
 set -uo pipefail
 case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
@@ -19,48 +20,38 @@ out=${2:-results/verdict-bench}
 portalab=$bin/portalab
 [ -x "$portalab" ] || { echo "verdict-bench: no $portalab (build first)" >&2; exit 2; }
 export PORTALAB=$portalab
+rm -rf "$out"
 mkdir -p "$out"
 python=${PYTHON:-python3}
 
-run() {  # name, then portalab run's arguments
+run() {  # name (a folder under $out), then portalab run's arguments
   local name=$1 start; shift
   start=$(date +%s.%N)
+  mkdir -p "$(dirname "$out/$name")"
   ${launch:-} "$portalab" run "$@" --out "$out/$name" >"$out/$name.log" 2>&1 ||
     echo "verdict-bench: $name exited $?"
   echo "run $name: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}') s"
 }
 
-judge() {  # label, base, new, the verdict that counts as found[, compare.py's options]
-  local extra=("${@:5}")
-  for rule in test older; do
-    local b=$2 n=$3
-    if [ $rule = older ]; then  # the same files without their repetitions
-      for side in "$2" "$3"; do
-        mkdir -p "$side-older"
-        "$python" -c 'import json,sys; d=json.load(open(sys.argv[1]))
-for r in d["results"]: r.pop("repetitions", None)
-json.dump(d, open(sys.argv[2], "w"))' "$side/results.json" "$side-older/results.json"
-      done
-      b=$2-older n=$3-older
-    fi
-    "$python" "$here/scripts/compare.py" "$b" "$n" --phase kernel "${extra[@]}" \
-      >"$out/compare.txt" 2>/dev/null
-    "$python" - "$out/compare.txt" "$1" "$rule" "$4" <<'PY'
+judge() {  # label, base, new, the verdicts that count as found
+  "$python" "$here/scripts/compare.py" "$2" "$3" --phase kernel >"$out/compare.txt" 2>/dev/null
+  "$python" - "$out/compare.txt" "$1" "$4" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()[1:]
 verdicts = [l.split()[-1] if not l.endswith("REGRESSION") else l.split()[-2] for l in lines]
 judged = [v for v in verdicts if v in ("same", "faster", "slower")]
-found = sum(v in sys.argv[4].split(",") for v in judged)
-print(f"{sys.argv[2]}, {sys.argv[3]} rule: {found} of {len(judged)} rows "
-      f"{sys.argv[4].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%)")
+found = sum(v in sys.argv[3].split(",") for v in judged)
+print(f"{sys.argv[2]}: {found} of {len(judged)} rows "
+      f"{sys.argv[3].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%)")
 PY
-  done
 }
 
-# (a) two quiet runs of the default deck
-run default-1 "$here/inputs/default.toml"
-run default-2 "$here/inputs/default.toml"
-judge "(a) default deck twice" "$out/default-1" "$out/default-2" "faster,slower"
+# (a) four quiet runs of the default deck, the two sides taking turns
+for i in 1 2 3 4; do
+  run "default-$(((i + 1) % 2 + 1))/$i" "$here/inputs/default.toml"
+done
+judge "(a) default deck, one run a side" "$out/default-1/1" "$out/default-2/2" "faster,slower"
+judge "(a) default deck, two runs a side" "$out/default-1" "$out/default-2" "faster,slower"
 
 # (b) rows of several milliseconds on two threads, quiet and with a hog on
 # one of their CPUs. The scheduler shares the hog's CPU in slices of a few
@@ -91,16 +82,15 @@ DECK
 export OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores
 launch="taskset -c 0,1"
 $launch true 2>/dev/null || launch=""
-run quiet "$out/hog.toml" --set calibrate=none
-run quiet-2 "$out/hog.toml" --set calibrate=none
-judge "(b0) the two quiet runs" "$out/quiet" "$out/quiet-2" "faster,slower"
-"$python" -c 'while True: pass' &
-hog=$!
-[ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
-run loaded "$out/hog.toml" --set calibrate=none
-kill "$hog"
-judge "(b) a hog on one of the two CPUs" "$out/quiet" "$out/loaded" "slower" \
-  --noise-from "$out/quiet" "$out/quiet-2"
-# The same pair with the noise measured on it, as compare.py does by
-# default: the hog moves every row alike, which that noise does not count.
-judge "(b) the same, the noise from the pair itself" "$out/quiet" "$out/loaded" "slower"
+for i in 1 2; do
+  run "quiet/$i" "$out/hog.toml" --set calibrate=none
+  "$python" -c 'while True: pass' &
+  hog=$!
+  [ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
+  run "loaded/$i" "$out/hog.toml" --set calibrate=none
+  kill "$hog"
+  wait "$hog" 2>/dev/null
+done
+judge "(b0) the two quiet runs" "$out/quiet/1" "$out/quiet/2" "faster,slower"
+judge "(b) a hog on one of the two CPUs, one run a side" "$out/quiet/1" "$out/loaded/1" "slower"
+judge "(b) the same, two runs a side" "$out/quiet" "$out/loaded" "slower"
