@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace portalab::store {
@@ -101,7 +103,7 @@ TEST(Verdict, AChangeWithinTheSpreadOfTheRunsIsTheSame) {
       p.now_runs.push_back(now);
     }
     const Noise quiet({{1.0, 1.0}});  // the other entries did not move
-    return judge_pairs({p}, quiet, default_alpha, default_tolerance, default_sigmas)[0];
+    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
   };
   const Judgement within = judged(1.25, 1.25);
   EXPECT_EQ(within.verdict, "same");
@@ -109,6 +111,35 @@ TEST(Verdict, AChangeWithinTheSpreadOfTheRunsIsTheSame) {
   EXPECT_EQ(judged(1.25, 3.0).verdict, "slower");
   // The base's runs alike: the change past the tolerance is found.
   EXPECT_EQ(judged(1.0, 1.25).verdict, "slower");
+}
+
+// One run a side, a history behind it: the change must also exceed
+// `sigmas` times the entry's own noise and the noise of the run it is in,
+// whichever is the larger, however sure the test.
+TEST(Verdict, OwnAndRunNoiseRaiseTheChangeNeeded) {
+  const Noise quiet({{1.0, 1.0}});
+  auto judged = [&](std::optional<double> own, std::optional<double> run) {
+    JudgedPair p;
+    p.base.check = p.now.check = "PASS";
+    p.base.ms = 1.0;
+    p.base_ms = around(1.0, 20, 0.01);
+    p.now_ms = around(1.3, 20, 0.01);
+    p.own_noise = own;
+    p.run_noise = run;
+    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
+  };
+  const Judgement alone = judged(std::nullopt, std::nullopt);
+  EXPECT_EQ(alone.verdict, "slower");
+  EXPECT_NEAR(alone.min_change, std::expm1(default_sigmas * default_min_noise), 1e-12);
+  for (const auto& [own, run] : {std::pair<std::optional<double>, std::optional<double>>{0.1, {}},
+                                 {{}, 0.1},
+                                 {0.02, 0.1},
+                                 {0.1, 0.02}}) {
+    const Judgement j = judged(own, run);
+    EXPECT_EQ(j.verdict, "same");
+    EXPECT_NEAR(j.min_change, std::expm1(default_sigmas * 0.1), 1e-12);
+    EXPECT_LT(*j.p_adjusted, default_alpha);
+  }
 }
 
 TEST(Verdict, ChecksAndMissingRepetitionsAreSaidNotTested) {

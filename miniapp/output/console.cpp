@@ -238,12 +238,17 @@ void ConsolePrinter::history(const store::History& h) {
   }
   out += fmt::format(
       "test: {} rows whose runs both kept their repetitions, by the Mann-Whitney U test at "
-      "{:g} after Holm's correction over them, a change of the median over {:g}%\n",
-      h.tested, h.alpha, 100 * h.tolerance);
+      "{:g} after Holm's correction over them, a change of the median over {:g}% and over {:g} "
+      "of the noise below\n",
+      h.tested, h.alpha, 100 * h.tolerance, h.sigmas);
   out += fmt::format(
-      "noise: pooled {:.1f}% over {} pairs of earlier runs, floor {:.1f}%; for the other rows a "
-      "change must exceed {:g} of it (or of the row's own) and the repetitions' spread\n",
-      100 * h.noise_pooled, h.noise_pairs, 100 * h.noise_floor, h.sigmas);
+      "noise: pooled {:.1f}% over {} pairs of earlier runs{}, floor {:.1f}%, or a row's own where "
+      "larger; for the other rows the change must also pass the repetitions' spread\n",
+      100 * h.noise_pooled, h.noise_pairs,
+      h.latest_noise_pairs ? fmt::format(", {:.1f}% over the {} rows of the latest run",
+                                         100 * h.latest_noise_pooled, h.latest_noise_pairs)
+                           : "",
+      100 * h.noise_floor);
   if (std::any_of(h.rows.begin(), h.rows.end(), [](const auto& r) { return r.noisy; }))
     out += "NOISY: the latest run's repetitions ran out of budget before its median was steady\n";
   *m_out << out;

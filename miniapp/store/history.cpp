@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <numbers>
 #include <ostream>
 #include <string_view>
 #include <tuple>
@@ -140,15 +142,19 @@ std::vector<RepeatedPair> read_repetitions(Connection& db, History& h) {
   return pairs;
 }
 
-// This row's own run-to-run noise where its earlier runs measure it (three
-// differences at least), else none.
+// This row's own run-to-run noise where its earlier runs measure it (four
+// at least), else none: how far their medians spread about their median
+// (robustly: a run the machine slowed is one outlier, where it would be two
+// consecutive differences), as the noise of the latest run against the
+// base. The base is the earlier run of the median time, off the centre by
+// the error of a median of n, sqrt(pi / 2n) of one run's.
 std::optional<double> own_noise(const HistoryRow& row) {
   const auto earlier = passing_earlier(row);
-  std::vector<double> own;
-  for (std::size_t i = 1; i < earlier.size(); ++i)
-    own.push_back(std::log(*row.runs[earlier[i]].m.ms / *row.runs[earlier[i - 1]].m.ms));
-  if (own.size() < 3) return std::nullopt;
-  return robust_sigma(own);
+  if (earlier.size() < 4) return std::nullopt;
+  std::vector<double> logs;
+  for (const std::size_t i : earlier) logs.push_back(std::log(*row.runs[i].m.ms));
+  const double n = static_cast<double>(logs.size());
+  return std::sqrt(1 + std::numbers::pi / (2 * n)) * robust_sigma(logs);
 }
 
 // The latest run of a row against its base, as judge_pairs found it (by the
@@ -156,6 +162,7 @@ std::optional<double> own_noise(const HistoryRow& row) {
 void judge(const History& h, HistoryRow& row, const Judgement& j, const HistoryOptions& o) {
   const HistoryPoint& latest = row.runs.back();
   if (j.rule == "spread") row.noise = j.noise;
+  if (j.rule == "test") row.min_change = j.min_change;
   row.p = j.p;
   row.p_adjusted = j.p_adjusted;
   row.verdict = j.verdict;
@@ -241,6 +248,8 @@ void put_row(Buffer& out, const History& h, const HistoryRow& r,
     put_number(out, r.change);
     put(out, ", \"noise\": ");
     put_number(out, r.noise);
+    put(out, ", \"min_change\": ");
+    put_number(out, r.min_change);
     put(out, ", \"p\": ");
     put_number(out, r.p);
     put(out, ", \"p_adjusted\": ");
@@ -416,10 +425,46 @@ History history(Connection& db, const HistoryOptions& o) {
   for (std::size_t i = 0; i < h.rows.size(); ++i)
     if (const auto& r = h.rows[i]; r.base) {
       judged.push_back(i);
-      judged_pairs.push_back({r.runs[*r.base].m, r.runs.back().m, std::move(repeated[i].base_ms),
-                              std::move(repeated[i].now_ms), own_noise(r)});
+      judged_pairs.push_back({.base = r.runs[*r.base].m,
+                              .now = r.runs.back().m,
+                              .base_ms = std::move(repeated[i].base_ms),
+                              .now_ms = std::move(repeated[i].now_ms),
+                              .own_noise = own_noise(r)});
     }
-  const auto judgements = judge_pairs(judged_pairs, noise, o.alpha, o.tolerance, o.sigmas);
+  // The noise of the pairs judged too, as compare.py measures it on its two
+  // runs, per latest run (a row's latest is the newest run that has it) of
+  // min_group rows or more: where the machine was slower for a whole run,
+  // its rows moved together, each by its own amount, and the earlier runs'
+  // quiet alone would call most of them changed.
+  std::map<std::size_t, std::vector<std::pair<double, double>>> by_latest;
+  for (const std::size_t i : judged) {
+    const HistoryRow& r = h.rows[i];
+    const Measure &base = r.runs[*r.base].m, &latest = r.runs.back().m;
+    if (base.check == "PASS" && latest.check == "PASS" && base.ms && latest.ms)
+      by_latest[r.runs.back().run].emplace_back(*base.ms, *latest.ms);
+  }
+  std::map<std::size_t, Noise> latest_noise;
+  for (const auto& [run, latest_pairs] : by_latest)
+    if (static_cast<int>(latest_pairs.size()) >= min_group)
+      latest_noise.emplace(run, Noise(latest_pairs, o.min_noise));
+  for (std::size_t k = 0; k < judged.size(); ++k) {
+    const HistoryRow& r = h.rows[judged[k]];
+    const auto it = latest_noise.find(r.runs.back().run);
+    if (it != latest_noise.end() && r.runs[*r.base].m.ms)
+      judged_pairs[k].run_noise = it->second.sigma(*r.runs[*r.base].m.ms);
+  }
+  // The header's: that of the run latest for the most rows.
+  if (const auto most = std::max_element(latest_noise.begin(), latest_noise.end(),
+                                         [](const auto& a, const auto& b) {
+                                           return a.second.count() < b.second.count();
+                                         });
+      most != latest_noise.end()) {
+    const Noise& n = most->second;
+    h.latest_noise_pooled = n.pooled();
+    h.latest_noise_pairs = n.count();
+    h.latest_noise_by_decade = n.by_decade();
+  }
+  const auto judgements = judge_pairs(judged_pairs, {&noise, 1}, o.alpha, o.tolerance, o.sigmas);
   for (std::size_t k = 0; k < judged.size(); ++k) {
     judge(h, h.rows[judged[k]], judgements[k], o);
     h.tested += judgements[k].p.has_value();
@@ -462,12 +507,20 @@ void write_history_json(const History& h, std::ostream& to) {
                  "\"noise\": {{\"pooled\": {}, \"pairs\": {}, \"floor\": {}, \"by_decade_ms\": {{",
                  h.phase, h.last, h.threshold_pct, h.sigmas, h.alpha, h.tolerance, h.tested,
                  h.noise_pooled, h.noise_pairs, h.noise_floor);
-  bool first = true;
-  for (const auto& [d, s] : h.noise_by_decade) {
-    fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ", std::pow(10.0, d),
-                   s);
-    first = false;
-  }
+  const auto put_decades = [&](const std::map<int, double>& by_decade) {
+    bool first = true;
+    for (const auto& [d, s] : by_decade) {
+      fmt::format_to(std::back_inserter(out), "{}\"{:g}\": {}", first ? "" : ", ",
+                     std::pow(10.0, d), s);
+      first = false;
+    }
+    put(out, "}");
+  };
+  put_decades(h.noise_by_decade);
+  fmt::format_to(std::back_inserter(out),
+                 ", \"latest\": {{\"pooled\": {}, \"pairs\": {}, \"by_decade_ms\": {{",
+                 h.latest_noise_pooled, h.latest_noise_pairs);
+  put_decades(h.latest_noise_by_decade);
   put(out, "}},\n\"rows\": [");
   for (std::size_t i = 0; i < h.rows.size(); ++i) {
     put(out, i ? ",\n" : "\n");

@@ -135,6 +135,7 @@ struct HistoryRow {
   std::string verdict;                  // NEW, FASTER, SAME, SLOWER, BROKEN or the latest check
   std::optional<double> change;         // the latest median against the base's, relative
   std::optional<double> noise;          // the run-to-run noise it was judged with (no test)
+  std::optional<double> min_change;     // by the test: the change had to exceed this
   std::optional<double> p, p_adjusted;  // the U test's, where both runs kept repetitions
   bool noisy = false;                   // the latest run's repetitions ran out of budget
   std::optional<std::size_t> base;      // index into runs: the earlier run of the median time
@@ -150,9 +151,13 @@ struct History {
   double noise_pooled = 0, noise_floor = 0;
   int noise_pairs = 0;
   std::map<int, double> noise_by_decade;  // decade of the base time (log10 ms) -> noise
-  std::vector<RunFacts> runs;             // the runs the rows' points are of
-  std::vector<HistoryRow> rows;           // regressions first
-  std::vector<std::size_t> regressions;   // indices into rows, the largest change first
+  // The same, measured on the pairs judged (each row's base and latest run).
+  double latest_noise_pooled = 0;
+  int latest_noise_pairs = 0;
+  std::map<int, double> latest_noise_by_decade;
+  std::vector<RunFacts> runs;            // the runs the rows' points are of
+  std::vector<HistoryRow> rows;          // regressions first
+  std::vector<std::size_t> regressions;  // indices into rows, the largest change first
 };
 
 History history(Connection& db, const HistoryOptions& options);

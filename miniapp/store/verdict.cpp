@@ -179,14 +179,21 @@ std::optional<double> runs_sigma(const std::vector<double>& base_runs,
   return std::sqrt(squares / degrees * inverse_counts);
 }
 
-std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
-                                   double alpha, double tolerance, double sigmas) {
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
+                                   std::span<const Noise> noises, double alpha, double tolerance,
+                                   double sigmas) {
+  const auto noise_at = [&](const JudgedPair& p) {
+    double s = p.run_noise.value_or(0.0);
+    for (const Noise& n : noises) s = std::max(s, n.sigma(*p.base.ms));
+    return s;
+  };
   std::vector<RepeatedPair> repeated;
   repeated.reserve(pairs.size());
   for (const JudgedPair& p : pairs) {
     repeated.push_back({p.base.check, p.now.check, p.base_ms, p.now_ms});
     double& min_change = repeated.back().min_change;
-    if (p.base.ms && *p.base.ms > 0) min_change = std::expm1(sigmas * noise.sigma(*p.base.ms));
+    if (p.base.ms && *p.base.ms > 0) min_change = std::expm1(sigmas * noise_at(p));
+    if (p.own_noise) min_change = std::max(min_change, std::expm1(sigmas * *p.own_noise));
     if (const auto own = runs_sigma(p.base_runs, p.now_runs))
       min_change = std::max(min_change, std::expm1(sigmas * *own));
   }
@@ -200,7 +207,7 @@ std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const N
     if (j.verdict != "untested") continue;
     const JudgedPair& p = pairs[i];
     if (p.base.ms) {
-      j.noise = noise.sigma(*p.base.ms);
+      j.noise = noise_at(p);
       if (p.own_noise) j.noise = std::max(*j.noise, *p.own_noise);
     }
     std::tie(j.verdict, j.change) = classify(p.base, p.now, j.noise, sigmas);

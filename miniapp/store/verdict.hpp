@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,7 +95,12 @@ std::vector<TestedVerdict> verdicts_by_test(const std::vector<RepeatedPair>& pai
 struct JudgedPair {
   Measure base, now;
   std::vector<double> base_ms, now_ms;  // empty: none kept
+  // The entry's own run-to-run noise (of the difference of two runs, as a
+  // log deviation), where its history measures it.
   std::optional<double> own_noise;
+  // The run-to-run noise at its time measured on the pairs judged with it,
+  // where they are not all of one two runs (db history: per latest run).
+  std::optional<double> run_noise;
   // Where a side was run more than once: each run's median (ms). Its
   // repetitions above are all its runs' together.
   std::vector<double> base_runs, now_runs;
@@ -116,11 +122,14 @@ struct Judgement : TestedVerdict {
 };
 
 // Every pair's verdict, one rule for both commands: by the test
-// (verdicts_by_test) where both sides kept enough repetitions, the change
-// also past `sigmas` times the run-to-run noise at the base's time and
-// `sigmas` times runs_sigma where the sides were repeated; else by
-// classify, on that noise or the pair's own where larger.
-std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
-                                   double alpha, double tolerance, double sigmas);
+// (verdicts_by_test) where both sides kept enough repetitions, else by
+// classify. Either way the change must exceed `sigmas` times the run-to-run
+// noise at the base's time (the largest of `noises` and the pair's
+// run_noise: measured on earlier runs, and on the pairs judged, which move
+// together where the machine did), the pair's own_noise, and runs_sigma
+// where the sides were repeated.
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
+                                   std::span<const Noise> noises, double alpha, double tolerance,
+                                   double sigmas);
 
 }  // namespace portalab::store

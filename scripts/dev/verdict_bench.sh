@@ -14,24 +14,9 @@
 #   scripts/dev/verdict_bench.sh [BUILD_DIR] [OUT]   # build/host, results/verdict-bench
 set -uo pipefail
 case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
-here=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${1:-build/host}
-out=${2:-results/verdict-bench}
-portalab=$bin/portalab
-[ -x "$portalab" ] || { echo "verdict-bench: no $portalab (build first)" >&2; exit 2; }
-export PORTALAB=$portalab
-rm -rf "$out"
-mkdir -p "$out"
-python=${PYTHON:-python3}
-
-run() {  # name (a folder under $out), then portalab run's arguments
-  local name=$1 start; shift
-  start=$(date +%s.%N)
-  mkdir -p "$(dirname "$out/$name")"
-  ${launch:-} "$portalab" run "$@" --out "$out/$name" >"$out/$name.log" 2>&1 ||
-    echo "verdict-bench: $name exited $?"
-  echo "run $name: $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}') s"
-}
+# shellcheck source=scripts/dev/bench_runs.sh
+. "$(dirname "$0")/bench_runs.sh"
+bench_setup verdict-bench "${1:-build/host}" "${2:-results/verdict-bench}"
 
 judge() {  # label, base, new, the verdicts that count as found
   "$python" "$here/scripts/compare.py" "$2" "$3" --phase kernel >"$out/compare.txt" 2>/dev/null
@@ -59,22 +44,7 @@ judge "(a) default deck, two runs a side" "$out/default-1" "$out/default-2" "fas
 # one of the hog's, and where most run whole the median does not move. So
 # the rows are longer than a slice, with a budget that gives the U test
 # tens of repetitions (docs/performance.md, Verdicts, measured).
-cat >"$out/hog.toml" <<'DECK'
-# verdict_bench.sh's rows longer than the scheduler's slice (2 threads on a 2-core VM)
-spaces = ["OpenMP"]
-copies = ["none"]
-max_time_s = 0.5
-[vector_poly]
-sizes = [16_000_000, 32_000_000]
-dtypes = ["float64", "float32"]
-[stream_copy]
-sizes = [32_000_000, 64_000_000]
-dtypes = ["float64", "float32"]
-[dot]
-sizes = [32_000_000, 64_000_000]
-dtypes = ["float64", "float32"]
-variants = ["native", "vendor"]
-DECK
+hog_deck=$here/scripts/dev/verdict_hog.toml
 # Each thread bound to its core, so that the hog shares a core with one of
 # them in every row (with the first thread left free, as portalab places it
 # by default, the scheduler moves it off the hog's CPU in some rows and not
@@ -83,11 +53,11 @@ export OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores
 launch="taskset -c 0,1"
 $launch true 2>/dev/null || launch=""
 for i in 1 2; do
-  run "quiet/$i" "$out/hog.toml" --set calibrate=none
+  run "quiet/$i" "$hog_deck" --set calibrate=none
   "$python" -c 'while True: pass' &
   hog=$!
   [ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
-  run "loaded/$i" "$out/hog.toml" --set calibrate=none
+  run "loaded/$i" "$hog_deck" --set calibrate=none
   kill "$hog"
   wait "$hog" 2>/dev/null
 done

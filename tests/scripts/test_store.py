@@ -727,6 +727,59 @@ class HistoryTest(StoreCase):
         p = portalab("db", "history", "--db", self.db, "--json", "--phase", "h2d")
         self.assertEqual(json.loads(p.stdout)["tested"], 0)
 
+    def test_the_test_holds_a_row_to_its_own_noise_and_its_run(self):
+        """Rows that kept repetitions, seven runs a day apart. `wobbly`'s earlier
+        medians spread by about 15% run to run and its latest is 30% slower:
+        SAME, its min_change past 30%, where `firm`, as steady as its
+        repetitions, is SLOWER at the same change; `once`, slowed 60% in one
+        earlier run only, keeps a small noise of its own (one outlier) and
+        is SLOWER at 30%. Then a run the whole machine was slower for:
+        twenty rows, each 10-40% slower, all SAME, and the noise of that run
+        in the header."""
+        rng = random.Random(58)
+        wobbly = [1.0, 1.18, 0.86, 1.12, 0.9, 1.15]
+        once = [1.0, 1.0, 1.6, 1.0, 1.01, 1.0]
+        for i in range(7):
+            last = i == 6
+            rows = [ss.repeated(ss.row(experiment="wobbly"),
+                                around(rng, 1.3 if last else wobbly[i], 30, 0.002)),
+                    ss.repeated(ss.row(experiment="firm"),
+                                around(rng, 1.3 if last else 1.0, 30, 0.002)),
+                    ss.repeated(ss.row(experiment="once"),
+                                around(rng, 1.3 if last else once[i], 30, 0.002))]
+            rows += [ss.repeated(ss.row(experiment="steady", n=1000 * (k + 1)),
+                                 around(rng, 0.5, 30, 0.002)) for k in range(12)]
+            ss.write(ss.run(rows, started=ss.day(i), tag=f"o{i}", version=5),
+                     os.path.join(self.tmp, "own", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "own"))
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        self.assertLess(rows["wobbly"]["p_adjusted"], 0.01)  # the test is sure of the drift
+        self.assertEqual(rows["wobbly"]["verdict"], "SAME")
+        self.assertGreater(rows["wobbly"]["min_change"], 0.3)
+        self.assertEqual(rows["firm"]["verdict"], "SLOWER")
+        self.assertEqual(rows["once"]["verdict"], "SLOWER")
+        self.assertLess(rows["once"]["min_change"], 0.3)
+
+        # The machine slower for a whole run: its rows moved together, each
+        # by its own amount, past the earlier runs' quiet.
+        for i in range(7):
+            last = i == 6
+            rows = [ss.repeated(ss.row(experiment="machine", n=1000 * (k + 1)),
+                                around(rng, 0.5 * (1.1 + 0.3 * k / 19 if last else 1.0), 30,
+                                       0.002)) for k in range(20)]
+            ss.write(ss.run(rows, started=ss.day(10 + i), tag=f"m{i}", version=5),
+                     os.path.join(self.tmp, "machine", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "machine"))
+        p = portalab("db", "history", "--db", self.db, "--json", "--experiment", "machine")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        h = json.loads(p.stdout)
+        self.assertEqual({r["verdict"] for r in h["rows"]}, {"SAME"})
+        self.assertEqual(h["noise"]["latest"]["pairs"], 20)
+        self.assertGreater(h["noise"]["latest"]["pooled"], 0.05)
+        self.assertLess(h["noise"]["pooled"], 0.01)
+
     def test_holm_counts_the_rows_listed_together(self):
         """Alone in its listing a row's p is its own: Holm counts the rows
         listed together, not the store's."""
