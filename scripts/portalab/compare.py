@@ -186,14 +186,15 @@ def compare(base_rows, new_rows, phase, threshold, settings=None, noise_rows=Non
         b, n = base.get(k), new.get(k)
         if b is None or n is None:
             r = b or n
-            table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False))
+            table.append((k, r, None, "only in " + ("BASE" if b else "NEW"), None, False, None))
             continue
         verdict, change = verdicts[k]["verdict"], verdicts[k]["change"]
+        needed = verdicts[k].get("min_change") if verdicts[k]["rule"] == "test" else None
         # slower past a double's range (or from 0 ms, not measured): no percentage, beyond any threshold
         regressed = verdict == "broken" or (
             verdict == "slower" and (change is None or change * 100 > threshold))
         regression |= regressed
-        table.append((k, b, n, verdict, change, regressed))
+        table.append((k, b, n, verdict, change, regressed, needed))
     return table, regression, answer
 
 
@@ -206,12 +207,14 @@ def fmt_ms(r, phase):
 
 
 def render(table, phase, markdown):
-    head = [*pr.ENTRY_KEY, f"BASE {phase} ms [min, max]", f"NEW {phase} ms [min, max]", "change", "verdict"]
+    head = [*pr.ENTRY_KEY, f"BASE {phase} ms [min, max]", f"NEW {phase} ms [min, max]", "change",
+            "needed", "verdict"]
     lines = []
-    for k, b, n, verdict, change, regressed in table:
+    for k, b, n, verdict, change, regressed, needed in table:
         # Names as portalab's messages show them: quoted, cut past 200 bytes.
         cells = [*map(text.shown, k), fmt_ms(b, phase), fmt_ms(n, phase),
                  f"{change:+.1%}" if change is not None else "",
+                 f"{needed:.1%}" if needed is not None else "",
                  verdict + (" REGRESSION" if regressed else "")]
         lines.append(cells)
     if markdown:
@@ -282,8 +285,9 @@ def main(argv=None):
     rules = [v["rule"] for v in answer["verdicts"]]
     if "test" in rules:
         print(f"compare: {rules.count('test')} entries by the U test on their repetitions "
-              f"(alpha {args.alpha:g} after Holm's correction, tolerance {args.tolerance:g}%)",
-              file=sys.stderr)
+              f"(alpha {args.alpha:g} after Holm's correction); each changed past its "
+              f"'needed': the tolerance ({args.tolerance:g}%) or {args.sigmas:g} deviations of "
+              f"the run-to-run noise, the larger", file=sys.stderr)
     runs = [max(len(b.get("runs") or [b]), len(n.get("runs") or [n]))
             for _, b, n, *_ in table if b is not None and n is not None]
     if any(r > 1 for r in runs):

@@ -209,7 +209,7 @@ class CompareTest(Base):
         slow = self.write("slow2", synthetic.slowed(self.doc, 1.5, fused_parallel_host))
         rc, out, err = script("compare.py", self.run_dir, slow, "--threshold", "60")
         self.assertEqual(rc, 0, out + err)
-        self.assertIn("+50.0%  slower\n", out)
+        self.assertRegex(out, r"\+50\.0%\s+slower\n")  # the older rule: nothing "needed"
 
     def test_a_failed_check_is_a_regression(self):
         doc = json.loads(json.dumps(self.doc))
@@ -270,6 +270,13 @@ class CompareTest(Base):
         rc, out, err = script("compare.py", base, os.path.join(self.tmp, "tripled"))
         self.assertEqual(rc, 1, out + err)
         self.assertIn("slower REGRESSION", out)
+        # Each line judged by the test says what its change had to exceed:
+        # here the runs' spread (the base's 25%, times 4 deviations), not the 3%.
+        for line in out.splitlines():
+            if line.endswith("slower REGRESSION"):
+                change, needed = (float(x.strip("+%")) for x in line.split()[-4:-2])
+                self.assertGreater(needed, 25)
+                self.assertGreater(change, needed)
 
 
 class NamedChoicesTest(unittest.TestCase):

@@ -27,7 +27,8 @@ def compare_section(base_paths, rows, phase, threshold, portalab=None):
         text(f"{rules.count('test')} entries judged by the Mann-Whitney U test on their "
              f"repetitions: “faster” or “slower” only where it rejects at "
              f"{answer['alpha']:g} after Holm's correction and the medians differ by more than "
-             f"{100 * answer['tolerance']:g}%. "
+             f"“needed”: {100 * answer['tolerance']:g}%, or {compare.SIGMAS:g} deviations of "
+             f"the run-to-run noise where larger. "
              + (f"{rules.count('spread')} without repetitions (older files) by the run-to-run "
                 f"noise (robust deviation of the log ratios): "
                 f"{compare.describe_noise(answer['noise'])}: their repetitions must not overlap "
@@ -35,11 +36,12 @@ def compare_section(base_paths, rows, phase, threshold, portalab=None):
                 if "spread" in rules else "")
              + "(scripts/compare.py; the rule: portalab verdicts)")]
     blocks.append(table(["verdict", "experiment", "variant", "space", "type", "n", "copies",
-                         "ranks", "base ms", "new ms", "change"],
+                         "ranks", "base ms", "new ms", "change", "needed"],
                         [[v + (" REGRESSION" if reg else ""), k[at["experiment"]],
                           k[at["variant"]], k[at["space"]], k[at["dtype"]], size(k[at["n"]]),
                           k[at["copies"]], str(k[at["ranks"]]), compare.fmt_ms(b, phase),
-                          compare.fmt_ms(n, phase), f"{c:+.1%}" if c is not None else ""]
-                         for k, b, n, v, c, reg in shown],
-                        "Entries that are not the same within noise", numeric={5, 7, 10}))
+                          compare.fmt_ms(n, phase), f"{c:+.1%}" if c is not None else "",
+                          f"{need:.1%}" if need is not None else ""]
+                         for k, b, n, v, c, reg, need in shown],
+                        "Entries that are not the same within noise", numeric={5, 7, 10, 11}))
     return section("compare", "Against the base run", *blocks)
