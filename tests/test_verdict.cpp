@@ -113,6 +113,26 @@ TEST(Verdict, AChangeWithinTheSpreadOfTheRunsIsTheSame) {
   EXPECT_EQ(judged(1.0, 1.25).verdict, "slower");
 }
 
+// Files without repetitions (the older rule), two runs a side: the change
+// is held to the runs' spread there too.
+TEST(Verdict, TheOlderRuleHoldsAChangeToTheRunsSpread) {
+  const Noise quiet({{1.0, 1.0}});
+  auto judged = [&](std::vector<double> base_runs) {
+    JudgedPair p;
+    p.base = {"PASS", 1.0, 0.99, 1.01, {}, 20};
+    p.now = {"PASS", 1.2, 1.19, 1.21, {}, 20};
+    p.base_runs = std::move(base_runs);
+    p.now_runs = {1.2, 1.2};
+    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
+  };
+  const Judgement alike = judged({1.0, 1.0});
+  EXPECT_EQ(alike.rule, "spread");
+  EXPECT_EQ(alike.verdict, "slower");
+  const Judgement apart = judged({0.9, 1.1});  // as far apart as the change
+  EXPECT_EQ(apart.verdict, "same");
+  EXPECT_NEAR(*apart.noise, *runs_sigma({0.9, 1.1}, {1.2, 1.2}), 1e-12);
+}
+
 // One run a side, a history behind it: the change must also exceed
 // `sigmas` times the entry's own noise and the noise of the run it is in,
 // whichever is the larger, however sure the test.

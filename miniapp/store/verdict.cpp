@@ -187,15 +187,20 @@ std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
     for (const Noise& n : noises) s = std::max(s, n.sigma(*p.base.ms));
     return s;
   };
+  // The entry's own noise, the larger of its history's and its runs'.
+  const auto own_of = [](const JudgedPair& p) {
+    std::optional<double> own = p.own_noise;
+    if (const auto runs = runs_sigma(p.base_runs, p.now_runs))
+      own = std::max(own.value_or(0), *runs);
+    return own;
+  };
   std::vector<RepeatedPair> repeated;
   repeated.reserve(pairs.size());
   for (const JudgedPair& p : pairs) {
     repeated.push_back({p.base.check, p.now.check, p.base_ms, p.now_ms});
     double& min_change = repeated.back().min_change;
     if (p.base.ms && *p.base.ms > 0) min_change = std::expm1(sigmas * noise_at(p));
-    if (p.own_noise) min_change = std::max(min_change, std::expm1(sigmas * *p.own_noise));
-    if (const auto own = runs_sigma(p.base_runs, p.now_runs))
-      min_change = std::max(min_change, std::expm1(sigmas * *own));
+    if (const auto own = own_of(p)) min_change = std::max(min_change, std::expm1(sigmas * *own));
   }
   const std::vector<TestedVerdict> tested = verdicts_by_test(repeated, alpha, tolerance);
   std::vector<Judgement> out(pairs.size());
@@ -208,7 +213,7 @@ std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
     const JudgedPair& p = pairs[i];
     if (p.base.ms) {
       j.noise = noise_at(p);
-      if (p.own_noise) j.noise = std::max(*j.noise, *p.own_noise);
+      if (const auto own = own_of(p)) j.noise = std::max(*j.noise, *own);
     }
     std::tie(j.verdict, j.change) = classify(p.base, p.now, j.noise, sigmas);
     j.rule = "spread";

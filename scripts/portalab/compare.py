@@ -25,7 +25,8 @@ verdict.hpp: the same rule as `portalab db history`):
   standard deviation of the log ratios of every entry that passed in both,
   per decade of the BASE time; --noise-from two runs of one build to
   measure it there instead; --min-noise percent its floor, default 1)
-  combined with each side's standard error of the median.
+  combined with each side's standard error of the median, or the entry's
+  runs' spread where a side was run several times and it is larger.
 
 A check that passed in BASE and does not in NEW is "broken".
 
