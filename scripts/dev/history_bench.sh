@@ -51,9 +51,11 @@ latest = max(runs) if runs else 0
 rows = [r for r in h["rows"] if len(r["runs"]) == latest]  # the keys every run has
 judged = [r for r in rows if r["verdict"] in ("SAME", "FASTER", "SLOWER")]
 found = sum(r["verdict"] in sys.argv[3].split(",") for r in judged)
+latest = h["noise"].get("latest")  # none from a build before it
 print(f"{sys.argv[2]}: {found} of {len(judged)} rows {sys.argv[3].replace(',', ' or ')} "
       f"({100 * found / max(len(judged), 1):.1f}%); noise of the earlier runs "
-      f"{100 * h['noise']['pooled']:.1f}%, of the latest {100 * h['noise']['latest']['pooled']:.1f}%")
+      f"{100 * h['noise']['pooled']:.1f}%"
+      + (f", of the latest {100 * latest['pooled']:.1f}%" if latest else ""))
 PY
 }
 
