@@ -138,10 +138,17 @@ else()
 endif()
 
 # Every installed script answers --help, the user tools' (scripts/) and the
-# development checks' (scripts/dev/); nsys_env.sh is sourced, not a script.
+# development checks' (scripts/dev/); nsys_env.sh and bench_runs.sh are
+# sourced, not scripts.
 file(GLOB scripts ${prefix}/share/portalab/scripts/*.py ${prefix}/share/portalab/scripts/dev/*.py
      ${prefix}/share/portalab/scripts/dev/*.sh ${prefix}/share/portalab/scripts/slurm/submit.sh)
-list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/dev/nsys_env.sh)
+list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/dev/nsys_env.sh
+     ${prefix}/share/portalab/scripts/dev/bench_runs.sh)
+foreach(sourced nsys_env.sh bench_runs.sh verdict_hog.toml)
+  if(NOT EXISTS ${prefix}/share/portalab/scripts/dev/${sourced})
+    fail("scripts/dev/${sourced}, which the installed checks read, is not installed")
+  endif()
+endforeach()
 foreach(s ${scripts})
   if(s MATCHES "\\.py$")
     run_ok(${PYTHON} ${s} --help)
