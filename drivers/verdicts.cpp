@@ -112,7 +112,7 @@ nlohmann::json judge(const nlohmann::json& request) {
   const store::Noise noise(noise_pairs, min_noise);
   nlohmann::json out = nlohmann::json::array();
   int by_test = 0;
-  for (const auto& j : store::judge_pairs(pairs, {&noise, 1}, alpha, tolerance, sigmas)) {
+  for (const auto& j : store::judge_pairs(pairs, noise, alpha, tolerance, sigmas)) {
     by_test += j.p.has_value();
     nlohmann::json v = {{"verdict", j.verdict}, {"change", or_null(j.change)}, {"rule", j.rule}};
     if (j.rule != "spread") {

@@ -103,7 +103,7 @@ TEST(Verdict, AChangeWithinTheSpreadOfTheRunsIsTheSame) {
       p.now_runs.push_back(now);
     }
     const Noise quiet({{1.0, 1.0}});  // the other entries did not move
-    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
+    return judge_pairs({p}, quiet, default_alpha, default_tolerance, default_sigmas)[0];
   };
   const Judgement within = judged(1.25, 1.25);
   EXPECT_EQ(within.verdict, "same");
@@ -123,7 +123,7 @@ TEST(Verdict, TheOlderRuleHoldsAChangeToTheRunsSpread) {
     p.now = {"PASS", 1.2, 1.19, 1.21, {}, 20};
     p.base_runs = std::move(base_runs);
     p.now_runs = {1.2, 1.2};
-    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
+    return judge_pairs({p}, quiet, default_alpha, default_tolerance, default_sigmas)[0];
   };
   const Judgement alike = judged({1.0, 1.0});
   EXPECT_EQ(alike.rule, "spread");
@@ -146,7 +146,7 @@ TEST(Verdict, OwnAndRunNoiseRaiseTheChangeNeeded) {
     p.now_ms = around(1.3, 20, 0.01);
     p.own_noise = own;
     p.run_noise = run;
-    return judge_pairs({p}, {&quiet, 1}, default_alpha, default_tolerance, default_sigmas)[0];
+    return judge_pairs({p}, quiet, default_alpha, default_tolerance, default_sigmas)[0];
   };
   const Judgement alone = judged(std::nullopt, std::nullopt);
   EXPECT_EQ(alone.verdict, "slower");

@@ -464,7 +464,7 @@ History history(Connection& db, const HistoryOptions& o) {
     h.latest_noise_pairs = n.count();
     h.latest_noise_by_decade = n.by_decade();
   }
-  const auto judgements = judge_pairs(judged_pairs, {&noise, 1}, o.alpha, o.tolerance, o.sigmas);
+  const auto judgements = judge_pairs(judged_pairs, noise, o.alpha, o.tolerance, o.sigmas);
   for (std::size_t k = 0; k < judged.size(); ++k) {
     judge(h, h.rows[judged[k]], judgements[k], o);
     h.tested += judgements[k].p.has_value();

@@ -179,13 +179,10 @@ std::optional<double> runs_sigma(const std::vector<double>& base_runs,
   return std::sqrt(squares / degrees * inverse_counts);
 }
 
-std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
-                                   std::span<const Noise> noises, double alpha, double tolerance,
-                                   double sigmas) {
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
+                                   double alpha, double tolerance, double sigmas) {
   const auto noise_at = [&](const JudgedPair& p) {
-    double s = p.run_noise.value_or(0.0);
-    for (const Noise& n : noises) s = std::max(s, n.sigma(*p.base.ms));
-    return s;
+    return std::max(noise.sigma(*p.base.ms), p.run_noise.value_or(0.0));
   };
   // The entry's own noise, the larger of its history's and its runs'.
   const auto own_of = [](const JudgedPair& p) {

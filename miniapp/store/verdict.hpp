@@ -8,7 +8,6 @@
 
 #include <map>
 #include <optional>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,7 +98,7 @@ struct JudgedPair {
   // log deviation), where its history measures it.
   std::optional<double> own_noise;
   // The run-to-run noise at its time measured on the pairs judged with it,
-  // where they are not all of one two runs (db history: per latest run).
+  // where those come from more than two runs (db history: per latest run).
   std::optional<double> run_noise;
   // Where a side was run more than once: each run's median (ms). Its
   // repetitions above are all its runs' together.
@@ -124,12 +123,11 @@ struct Judgement : TestedVerdict {
 // Every pair's verdict, one rule for both commands: by the test
 // (verdicts_by_test) where both sides kept enough repetitions, else by
 // classify. Either way the change must exceed `sigmas` times the run-to-run
-// noise at the base's time (the largest of `noises` and the pair's
-// run_noise: measured on earlier runs, and on the pairs judged, which move
-// together where the machine did), the pair's own_noise, and runs_sigma
-// where the sides were repeated.
-std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs,
-                                   std::span<const Noise> noises, double alpha, double tolerance,
-                                   double sigmas);
+// noise at the base's time (`noise`, or the pair's run_noise where larger:
+// measured on earlier runs, and on the pairs judged, which move together
+// where the machine did), the pair's own_noise, and runs_sigma where the
+// sides were repeated.
+std::vector<Judgement> judge_pairs(const std::vector<JudgedPair>& pairs, const Noise& noise,
+                                   double alpha, double tolerance, double sigmas);
 
 }  // namespace portalab::store
