@@ -310,8 +310,9 @@ TEST(Deck, BadOverrideNamesTheOption) {
 // instead of the option (both found by tests/fuzz); a line break used to drop
 // the second line unseen.
 TEST(Deck, MalformedOverridesAreInputErrorsNamingTheOption) {
-  for (const std::string set : {"vector_poly.dtypes=a\\q", "vector_poly.dtypes=a\nb",
-                                "reps=3\nwarmups=0", "vector_poly.size=3"}) {
+  for (const std::string& set : std::vector<std::string>{
+           "vector_poly.dtypes=a\\q", "vector_poly.dtypes=a\nb", "reps=3\nwarmups=0",
+           "vector_poly.size=3", std::string(300, '\x8c') + ".x=1", "vector_poly.=1"}) {
     portalab::DeckOverrides o;
     o.set = {set};
     try {
@@ -606,6 +607,11 @@ TEST(Deck, MessagesShowUntrustedTextQuotedAndCut) {
     EXPECT_LT(m.size(), 2000u) << m.substr(0, 300);
   };
   for (const std::string& text :
+  // Stray continuation bytes are no character to keep whole: cut at the limit,
+  // not walked back to the start (tests/fuzz cut "--set " + 300 of them to "--set").
+  std::string escaped;
+  for (int i = 0; i < 200; ++i) escaped += "\\x8c";
+  EXPECT_EQ(shown(std::string(300, '\x8c')), escaped + "... (300 bytes)");
        {"[vector_poly]\nvariants = [\"" + esc + "\"]\n",
         "[vector_poly]\nvariants = [\"" + big + "\"]\n", "[vector_poly]\n\"" + esc + "\" = 1\n",
         "[\"" + big + "\"]\n", "\"" + esc + "\" = 1\n[vector_poly]\n",

@@ -216,7 +216,8 @@ class NestingScan {
 
 std::string where(const toml::source_region& src) {
   const std::string path = src.path ? *src.path : std::string("<deck>");
-  if (path.rfind("--set", 0) == 0) return "'" + shown(path) + "'";  // a command-line override
+  if (path.rfind("--set ", 0) == 0)  // a command-line override, named by its literal prefix
+    return fmt::format("'--set {}'", shown(std::string_view(path).substr(6)));
   return fmt::format("{}:{}:{}", shown(path), src.begin.line, src.begin.column);
 }
 
@@ -465,9 +466,11 @@ void apply_override(toml::table& root, const std::string& text) {
   const std::string source = "--set " + text;
 
   if (text.size() > max_set_bytes)
+  // Named by its literal prefix: shown() may cut the text short.
+  const std::string option = fmt::format("'--set {}'", shown(text));
     throw InputError(
         fmt::format("'--set {}': an override is at most {} bytes", shown(text, 40), max_set_bytes));
-  NestingScan("value = " + raw, "'" + shown(source) + "'").run();
+  NestingScan("value = " + raw, option).run();
 
   toml::table parsed;
   try {
@@ -484,7 +487,7 @@ void apply_override(toml::table& root, const std::string& text) {
   }
   // One value: "3\nwarmups = 0" would otherwise drop the second line unseen.
   if (!parsed.contains("value") || parsed.size() != 1)
-    throw InputError(fmt::format("'{}': '{}' is not a TOML value", shown(source), shown(raw)));
+    throw InputError(fmt::format("{}: '{}' is not a TOML value", option, shown(raw)));
   toml::node& value = *parsed.get("value");
 
   toml::table* target = &root;
@@ -494,12 +497,11 @@ void apply_override(toml::table& root, const std::string& text) {
     key = path.substr(dot + 1);
     target = root[experiment].as_table();
     if (!target)
-      throw InputError(fmt::format("'{}': the deck has no [{}] table to override", shown(source),
-                                   shown(experiment)));
+      throw InputError(
+          fmt::format("{}: the deck has no [{}] table to override", option, shown(experiment)));
   }
   if (key.empty() || key.find('.') != std::string::npos)
-    throw InputError(
-        fmt::format("'{}': expected experiment.key=value or key=value", shown(source)));
+    throw InputError(fmt::format("{}: expected experiment.key=value or key=value", option));
   // The key carries the option's source, so that an error about it names the
   // option: the deck's key, and its line, are dropped first (insert_or_assign
   // would keep them).

@@ -55,11 +55,14 @@ void quote(std::string& out, std::string_view text, bool keep_lines) {
 }
 
 // Where to cut text to keep at most max bytes: not inside a UTF-8 character.
+// A character is at most four bytes, so at most three are given back: a run of
+// stray continuation bytes (invalid UTF-8, escaped when quoted) is cut at max,
+// not walked back to its start.
 std::size_t cut_at(std::string_view text, std::size_t max) {
   if (text.size() <= max) return text.size();
   std::size_t at = max;
-  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80) --at;
-  return at;
+  while (at > 0 && max - at < 3 && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80) --at;
+  return (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80 ? max : at;
 }
 
 }  // namespace
