@@ -65,6 +65,7 @@ max_time_s = 0.5
 min_reps = 7
 max_reps = 70
 min_warmup_s = 0
+passes = 3
 [stream_copy]
 reps = 4
 [dot]
@@ -78,15 +79,17 @@ reps = 4
   EXPECT_EQ(vp.adaptive->max_reps, 70);
   EXPECT_DOUBLE_EQ(vp.adaptive->max_time_s, 0.5);
   EXPECT_DOUBLE_EQ(vp.adaptive->min_warmup_s, 0.0);  // the count of warm-ups alone
+  EXPECT_EQ(vp.adaptive->passes, 3);
   EXPECT_EQ(vp.reps, 7);
   EXPECT_FALSE(deck.plans[1].adaptive);  // the table's reps
   EXPECT_EQ(deck.plans[1].reps, 4);
   ASSERT_TRUE(deck.plans[2].adaptive);  // the top level's, the rest defaults
   EXPECT_EQ(deck.plans[2].adaptive->min_reps, portalab::AdaptiveReps{}.min_reps);
   EXPECT_DOUBLE_EQ(deck.plans[2].adaptive->min_warmup_s, portalab::AdaptiveReps{}.min_warmup_s);
+  EXPECT_EQ(deck.plans[2].adaptive->passes, 2);
   EXPECT_EQ(portalab::repetitions_text(deck.plans[1].reps, deck.plans[1].adaptive), "reps=4");
   EXPECT_EQ(portalab::repetitions_text(vp.reps, vp.adaptive),
-            "noise=0.02 min_reps=7 max_reps=70 max_time_s=0.5 min_warmup_s=0");
+            "noise=0.02 min_reps=7 max_reps=70 max_time_s=0.5 min_warmup_s=0 passes=3");
 
   const auto fixed = parse_deck("reps = 5\n[vector_poly]\n", "d.toml", catalog());
   EXPECT_FALSE(fixed.plans[0].adaptive);
@@ -132,6 +135,18 @@ TEST(Deck, RepetitionKeysOutOfRangeOrBesideRepsAreRefused) {
   EXPECT_EQ(message("reps = 3\nmin_warmup_s = 0.1\n[vector_poly]\n"),
             "d.toml:2:16: top-level min_warmup_s times the warm-ups of repetitions until the "
             "median is steady, and top-level reps fixes their count: give one or the other");
+  EXPECT_EQ(message("[vector_poly]\npasses = 0\n"),
+            "d.toml:2:10: [vector_poly] passes expects an integer >= 1; got 0");
+  EXPECT_EQ(message("[vector_poly]\npasses = 101\n"),
+            "d.toml:2:10: [vector_poly] passes expects an integer from 1 to 100; got 101");
+  EXPECT_EQ(message("[vector_poly]\nmin_reps = 2\nmax_reps = 3\npasses = 4\n"),
+            "d.toml:4:10: [vector_poly] passes = 4 is above [vector_poly] max_reps = 3: each "
+            "pass times one repetition at least");
+  EXPECT_EQ(message("[vector_poly]\nreps = 3\npasses = 2\n")
+                .rfind("d.toml:3:10: [vector_poly] "
+                       "passes asks for repetitions",
+                       0),
+            0u);
   portalab::DeckOverrides o;
   o.noise = 2.0;
   EXPECT_NE(message("[vector_poly]\n", o).find("--noise expects"), std::string::npos);
@@ -578,7 +593,7 @@ TEST(Suggest, TheNearestNameOfASlipOrAnAbbreviation) {
   EXPECT_EQ(error_of("[vector_poly]\nsize = 3\n"),
             "d.toml:2:1: unknown key 'size' in [vector_poly]; expected one of [sizes, dtypes, "
             "variants, spaces, copies, reps, warmups, ranks, noise, min_reps, max_reps, "
-            "max_time_s, min_warmup_s]; did you mean 'sizes'?");
+            "max_time_s, min_warmup_s, passes]; did you mean 'sizes'?");
 }
 
 TEST(Shown, ControlBytesAreQuotedAndLongTextCut) {
@@ -592,6 +607,11 @@ TEST(Shown, ControlBytesAreQuotedAndLongTextCut) {
   EXPECT_EQ(shown("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");     // an emoji stays whole
   EXPECT_EQ(shown(std::string(1000000, 'v')), std::string(200, 'v') + "... (1000000 bytes)");
   EXPECT_EQ(shown(std::string(199, 'v') + "π"), std::string(199, 'v') + "... (201 bytes)");
+  // Stray continuation bytes are no character to keep whole: cut at the limit,
+  // not walked back to the start (tests/fuzz cut "--set " + 300 of them to "--set").
+  std::string escaped;
+  for (int i = 0; i < 200; ++i) escaped += "\\x8c";
+  EXPECT_EQ(shown(std::string(300, '\x8c')), escaped + "... (300 bytes)");
   // A whole message keeps its lines; what is already shown stays as it is.
   EXPECT_EQ(portalab::terminal_safe("a\x1b\nb\\x1b\t"), "a\\x1b\nb\\x1b\t");
   EXPECT_LT(portalab::terminal_safe(std::string(1 << 20, 'm')).size(), 20000u);
@@ -607,11 +627,6 @@ TEST(Deck, MessagesShowUntrustedTextQuotedAndCut) {
     EXPECT_LT(m.size(), 2000u) << m.substr(0, 300);
   };
   for (const std::string& text :
-  // Stray continuation bytes are no character to keep whole: cut at the limit,
-  // not walked back to the start (tests/fuzz cut "--set " + 300 of them to "--set").
-  std::string escaped;
-  for (int i = 0; i < 200; ++i) escaped += "\\x8c";
-  EXPECT_EQ(shown(std::string(300, '\x8c')), escaped + "... (300 bytes)");
        {"[vector_poly]\nvariants = [\"" + esc + "\"]\n",
         "[vector_poly]\nvariants = [\"" + big + "\"]\n", "[vector_poly]\n\"" + esc + "\" = 1\n",
         "[\"" + big + "\"]\n", "\"" + esc + "\" = 1\n[vector_poly]\n",

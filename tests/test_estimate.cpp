@@ -107,8 +107,12 @@ TEST(Estimate, AdaptiveWarmupsTakeTheirLeastTime) {
   w.pays_setup = false;
   const double per = estimate_entry(w, host_limits(), host_limits()).kernel_ms;
   EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 13 * per);
-  w.adaptive = AdaptiveReps{.min_reps = 10, .max_reps = 10, .min_warmup_s = 0.05};
+  w.adaptive = AdaptiveReps{.min_reps = 10, .max_reps = 10, .min_warmup_s = 0.05, .passes = 1};
   EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 11 * per + 50.0);
+  // Two passes: the same repetitions, a cold call and warm-ups each.
+  w.adaptive->passes = 2;
+  EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 12 * per + 100.0);
+  w.adaptive->passes = 1;
   w.work = {1e9, 0, 0};  // 100 ms a call, not measured: two warm-ups outlast 50 ms
   const double longer = estimate_entry(w, host_limits(), host_limits()).kernel_ms;
   EXPECT_DOUBLE_EQ(estimate_entry(w, host_limits(), host_limits()).timed_ms, 13 * longer);

@@ -313,12 +313,13 @@ TEST(Runner, AdaptiveRepetitionsStopWhenTheMedianIsSteadyOrTheBudgetRunsOut) {
   Entry fixed;
   fixed.reps = 3;
   std::string why;
-  EXPECT_TRUE(wants_another(fixed, {1.0, 1.0}, 100.0, why));
-  EXPECT_FALSE(wants_another(fixed, {1.0, 1.0, 1.0}, 0.0, why));
+  EXPECT_TRUE(wants_another(fixed, std::vector<double>(2, 1.0), 100.0, why));
+  EXPECT_FALSE(wants_another(fixed, std::vector<double>(3, 1.0), 0.0, why));
   EXPECT_EQ(why, "reps");
 
   Entry e;
-  e.adaptive = AdaptiveReps{.noise = 0.01, .min_reps = 6, .max_reps = 20, .max_time_s = 1.0};
+  e.adaptive =
+      AdaptiveReps{.noise = 0.01, .min_reps = 6, .max_reps = 20, .max_time_s = 1.0, .passes = 1};
   const std::vector<double> steady(6, 2.0), five(5, 2.0);
   why.clear();
   EXPECT_TRUE(wants_another(e, five, 5.0, why));  // min_reps first, whatever the time
@@ -335,6 +336,41 @@ TEST(Runner, AdaptiveRepetitionsStopWhenTheMedianIsSteadyOrTheBudgetRunsOut) {
   for (int i = 0; i < 20; ++i) twenty.push_back(1.0 + i % 7);
   EXPECT_FALSE(wants_another(e, twenty, 0.0, why));
   EXPECT_EQ(why, "max_reps");
+}
+
+// In passes, each stops by the rule on its own repetitions with its share of
+// the budgets: 13 least and 41 most repetitions split 7+6 and 21+20 (the
+// first passes take the rest), 1 s of them 0.5 s each.
+TEST(Runner, EachPassHasItsShareOfTheBudgets) {
+  Entry e;
+  e.adaptive =
+      AdaptiveReps{.noise = 0.01, .min_reps = 13, .max_reps = 41, .max_time_s = 1.0, .passes = 2};
+  EXPECT_EQ(e.adaptive->share(0).min_reps, 7);
+  EXPECT_EQ(e.adaptive->share(1).min_reps, 6);
+  EXPECT_EQ(e.adaptive->share(0).max_reps, 21);
+  EXPECT_EQ(e.adaptive->share(1).max_reps, 20);
+  EXPECT_DOUBLE_EQ(e.adaptive->share(1).max_time_s, 0.5);
+  std::string why;
+  const std::vector<double> six(6, 2.0), seven(7, 2.0);
+  EXPECT_TRUE(wants_another(e, six, 0.0, why, 0));  // the first pass's least is 7
+  EXPECT_FALSE(wants_another(e, six, 0.0, why, 1));
+  EXPECT_EQ(why, "noise");
+  std::vector<double> spread;
+  for (int i = 0; i < 12; ++i) spread.push_back(1.0 + i % 7);
+  why.clear();
+  EXPECT_TRUE(wants_another(e, spread, 0.4, why, 1));
+  EXPECT_FALSE(wants_another(e, spread, 0.5, why, 1));
+  EXPECT_EQ(why, "max_time");
+  for (int i = 12; i < 21; ++i) spread.push_back(1.0 + i % 7);
+  EXPECT_FALSE(wants_another(e, std::span(spread).first(20), 0.0, why, 1));
+  EXPECT_EQ(why, "max_reps");
+  EXPECT_TRUE(wants_another(e, std::span(spread).first(20), 0.0, why, 0));
+  // One pass takes every repetition; neither count goes below one.
+  e.adaptive->passes = 1;
+  EXPECT_EQ(e.adaptive->share(0).max_reps, 41);
+  e.adaptive->passes = 41;
+  EXPECT_EQ(e.adaptive->share(40).min_reps, 1);
+  EXPECT_EQ(e.adaptive->share(40).max_reps, 1);
 }
 
 // Warm-ups: the deck's count; with adaptive repetitions, until they have
@@ -401,6 +437,18 @@ max_time_s = 1e-9
   const auto row = to_json(adaptive);
   EXPECT_EQ(row["repetitions"]["kernel_ms"].size(), 6u);
   EXPECT_EQ(row["reps"], 6);
+  // Two passes (the default) of three each: each one's median kept, the
+  // fixed count's row in one pass.
+  ASSERT_EQ(adaptive.pass_kernel_ms.size(), 2u);
+  EXPECT_EQ(row["repetitions"]["pass_kernel_ms"].size(), 2u);
+  EXPECT_EQ(row["repetitions"]["pass_total_ms"].size(), 2u);
+  for (int p = 0; p < 2; ++p) {
+    std::vector<double> own(adaptive.kernel_reps_ms.begin() + 3 * p,
+                            adaptive.kernel_reps_ms.begin() + 3 * p + 3);
+    EXPECT_EQ(adaptive.pass_kernel_ms[p], summarize(own).median);
+  }
+  EXPECT_TRUE(fixed.pass_kernel_ms.empty());
+  EXPECT_FALSE(to_json(fixed)["repetitions"].contains("pass_kernel_ms"));
 }
 
 // An experiment's relate gets the rows of one case, every variant's, with

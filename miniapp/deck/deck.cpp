@@ -27,17 +27,17 @@
 namespace portalab {
 
 const std::vector<std::string>& experiment_keys() {
-  static const std::vector<std::string> keys{"sizes",       "dtypes",   "variants", "spaces",
-                                             "copies",      "reps",     "warmups",  "ranks",
-                                             "noise",       "min_reps", "max_reps", "max_time_s",
-                                             "min_warmup_s"};
+  static const std::vector<std::string> keys{"sizes",        "dtypes",   "variants", "spaces",
+                                             "copies",       "reps",     "warmups",  "ranks",
+                                             "noise",        "min_reps", "max_reps", "max_time_s",
+                                             "min_warmup_s", "passes"};
   return keys;
 }
 const std::vector<std::string>& global_keys() {
   static const std::vector<std::string> keys{"dtypes",   "spaces",     "copies",       "reps",
                                              "warmups",  "calibrate",  "profile_reps", "ranks",
                                              "energy",   "watchdog_s", "noise",        "min_reps",
-                                             "max_reps", "max_time_s", "min_warmup_s"};
+                                             "max_reps", "max_time_s", "min_warmup_s", "passes"};
   return keys;
 }
 
@@ -315,10 +315,12 @@ double number_in(const toml::node& node, std::string_view context, double above,
 }
 
 // The keys of adaptive repetitions (AdaptiveReps), which a fixed `reps` excludes.
-constexpr const char* adaptive_keys[] = {"noise", "min_reps", "max_reps", "max_time_s",
-                                         "min_warmup_s"};
+constexpr const char* adaptive_keys[] = {"noise",      "min_reps",     "max_reps",
+                                         "max_time_s", "min_warmup_s", "passes"};
 // Repetitions past this are not kept: a row's times stay a bounded list.
 constexpr int max_kept_reps = 100000;
+// Passes past a few add little but set-up; a hundred bounds a typo.
+constexpr int max_passes = 100;
 
 // A value of --set, not of the deck's text (where() names it so).
 bool from_set(const toml::node& node) {
@@ -464,10 +466,10 @@ void apply_override(toml::table& root, const std::string& text) {
   const std::string path = text.substr(0, eq);
   const std::string raw = text.substr(eq + 1);
   const std::string source = "--set " + text;
-
-  if (text.size() > max_set_bytes)
   // Named by its literal prefix: shown() may cut the text short.
   const std::string option = fmt::format("'--set {}'", shown(text));
+
+  if (text.size() > max_set_bytes)
     throw InputError(
         fmt::format("'--set {}': an override is at most {} bytes", shown(text, 40), max_set_bytes));
   NestingScan("value = " + raw, option).run();
@@ -732,6 +734,12 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
         a.max_time_s = number_in(*n, context("max_time_s"), 0.0, 86400.0);
       if (const auto* n = lookup("min_warmup_s"))  // 0: the count of warm-ups alone
         a.min_warmup_s = number_in(*n, context("min_warmup_s"), 0.0, 3600.0, /*or_equal=*/true);
+      if (const auto* n = lookup("passes"))
+        a.passes = integer(*n, context("passes"), 1, max_passes);
+      if (a.passes > a.max_reps)
+        fail(lookup("passes") ? *lookup("passes") : *lookup("max_reps"),
+             fmt::format("{} = {} is above {} = {}: each pass times one repetition at least",
+                         context("passes"), a.passes, context("max_reps"), a.max_reps));
       plan.reps = a.min_reps;
       plan.adaptive = a;
     }
@@ -787,9 +795,19 @@ Deck parse_deck(std::string_view text, const std::string& path, const Catalog& c
 
 std::string repetitions_text(int reps, const std::optional<AdaptiveReps>& adaptive) {
   if (!adaptive) return fmt::format("reps={}", reps);
-  return fmt::format("noise={} min_reps={} max_reps={} max_time_s={} min_warmup_s={}",
+  return fmt::format("noise={} min_reps={} max_reps={} max_time_s={} min_warmup_s={} passes={}",
                      adaptive->noise, adaptive->min_reps, adaptive->max_reps, adaptive->max_time_s,
-                     adaptive->min_warmup_s);
+                     adaptive->min_warmup_s, adaptive->passes);
+}
+
+AdaptiveReps AdaptiveReps::share(int pass) const {
+  const auto split = [&](int total) { return total / passes + (pass < total % passes ? 1 : 0); };
+  AdaptiveReps a = *this;
+  a.min_reps = std::max(1, split(min_reps));
+  a.max_reps = std::max(1, split(max_reps));
+  a.max_time_s = max_time_s / passes;
+  a.passes = 1;
+  return a;
 }
 
 std::vector<std::string> spaces_option(const std::vector<std::string>& given,

@@ -4,6 +4,7 @@
 //   reps = 10                 # global defaults: dtypes spaces reps warmups copies
 //   noise = 0.01              # without reps: repeat until the kernel median is this steady
 //   min_warmup_s = 0.005      # ... after warm-ups of this long at least (and `warmups` of them)
+//   passes = 2                # ... measured in this many passes, each on fresh arrays
 //   calibrate = "quick"       # limits measured first: quick | full | none
 //   energy = "on"             # energy, clocks and power of every row: on | off
 //   profile_reps = 3          # when profiling: this many repetitions everywhere
@@ -45,12 +46,25 @@ class InputError : public std::runtime_error {
 // first milliseconds of work than it then sustains (docs/performance.md,
 // "Verdicts, measured"), and repetitions timed in that window would say how
 // long the process had been idle. A deck's `reps` fixes both counts instead.
+//
+// They come in `passes`: an experiment's cases are measured once each, then
+// again on fresh arrays, and so on; each pass stops by the rule above on its
+// own repetitions, with its share of min_reps, max_reps and max_time_s. A
+// row is all its passes' repetitions, and each pass's median says how far a
+// case moves between two settings of its arrays at two times, which its
+// repetitions in one setting cannot (docs/performance.md, "Passes").
 struct AdaptiveReps {
   double noise = 0.01;
   int min_reps = 10;
   int max_reps = 1000;
   double max_time_s = 0.1;
   double min_warmup_s = 0.005;
+  int passes = 2;
+
+  // Pass `pass`'s share of the budgets: min_reps and max_reps split as
+  // evenly as they go (the first passes take what is left over), max_time_s
+  // alike.
+  AdaptiveReps share(int pass) const;
 };
 
 struct ExperimentPlan {

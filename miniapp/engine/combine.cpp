@@ -49,6 +49,21 @@ void finish_row(Result& r, Samples& s, double in_bytes, double out_bytes) {
   r.kernel = summarize(s.kernel);
   r.d2h = summarize(s.d2h);
   r.total = summarize(s.total);
+  // Each pass's median, where there were several (AdaptiveReps::passes).
+  r.pass_kernel_ms.clear();
+  r.pass_total_ms.clear();
+  if (s.pass_ends.size() > 1)
+    for (std::size_t p = 0, begin = 0; p < s.pass_ends.size(); begin = s.pass_ends[p++]) {
+      const std::size_t end = std::min(s.pass_ends[p], s.kernel.size());
+      if (begin >= end) continue;  // a pass of no repetition (an error) has no median
+      r.pass_kernel_ms.push_back(
+          summarize({s.kernel.begin() + begin, s.kernel.begin() + end}).median);
+      r.pass_total_ms.push_back(summarize({s.total.begin() + begin, s.total.begin() + end}).median);
+    }
+  if (r.pass_kernel_ms.size() < 2) {  // one median is the row's own
+    r.pass_kernel_ms.clear();
+    r.pass_total_ms.clear();
+  }
   for (auto& [name, values] : s.metrics) r.set_metric(name, summarize(std::move(values)).median);
   if (!s.timed_by.empty()) r.timed_by = s.timed_by;
   if (r.kernel.median > 0) {
@@ -85,6 +100,7 @@ nlohmann::json rank_part(const Result& r, const Samples& s, bool member, bool st
           {"total", s.total},
           {"metrics", metrics},
           {"timed_by", s.timed_by},
+          {"pass_ends", s.pass_ends},
           {"in_bytes", in_bytes},
           {"out_bytes", out_bytes},
           {"energy", s.energy ? to_json(*s.energy) : nlohmann::json()}};
@@ -150,6 +166,8 @@ void combine(Result& r, const std::vector<std::string>& parts, const nlohmann::j
     slowest.metrics.emplace_back(metric[0].get<std::string>(),
                                  metric[1].get<std::vector<double>>());
   slowest.timed_by = members.front()["timed_by"].get<std::string>();
+  // The ranks pass every gate together: their passes end alike.
+  slowest.pass_ends = members.front()["pass_ends"].get<std::vector<std::size_t>>();
   double cold = 0, in_bytes = 0, out_bytes = 0;
   std::vector<double> medians;
   // Each rank's energy, and the node's: its GPUs and CPUs each counted once.

@@ -21,7 +21,8 @@ struct Samples {
   std::vector<double> h2d, kernel, d2h, total;
   std::vector<std::pair<std::string, std::vector<double>>> metrics;  // in first-seen order
   std::string timed_by;
-  std::optional<EntryEnergy> energy;  // of the repetitions, where meters were given
+  std::vector<std::size_t> pass_ends;  // the count of repetitions at the end of each pass
+  std::optional<EntryEnergy> energy;   // of the repetitions, where meters were given
 };
 
 // The row's statistics and rates from its samples (the slowest rank's, with

@@ -64,12 +64,15 @@ EntryEstimate estimate_entry(const EntryWork& entry, const SpaceLimits& space,
   const double repetition_ms = e.kernel_ms + e.copies_ms;
   double repetitions = entry.repetitions - entry.warmups;
   double warmup_ms = repetition_ms * entry.warmups;
+  // Passes split the repetitions' budgets; each has its own set-up, cold
+  // call (one is in `repetitions`), warm-ups and check.
+  const int passes = entry.adaptive ? entry.adaptive->passes : 1;
   if (const auto& a = entry.adaptive; a && repetition_ms > 0) {
     const double in_budget = a->max_time_s * 1e3 / repetition_ms;
     repetitions += std::clamp(in_budget, double(a->min_reps), double(a->max_reps)) - a->min_reps;
     warmup_ms = std::max(warmup_ms, a->min_warmup_s * 1e3);
   }
-  e.timed_ms = repetition_ms * repetitions + warmup_ms;
+  e.timed_ms = repetition_ms * (repetitions + passes - 1) + warmup_ms * passes;
 
   // Setup: the arrays allocated and first touched, the inputs filled, where
   // they are created (the space itself, or host mirrors filled on the host).
@@ -86,6 +89,8 @@ EntryEstimate estimate_entry(const EntryWork& entry, const SpaceLimits& space,
     // No copies timed: the outputs come back untimed for the check.
     e.check_ms += ms_at(entry.footprint_bytes / 2, space.transfer_gbps("d2h_pageable"));
 
+  e.setup_ms *= passes;
+  e.check_ms *= passes;
   e.total_ms = e.timed_ms + e.setup_ms + e.check_ms;
   return e;
 }

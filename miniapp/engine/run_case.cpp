@@ -153,13 +153,15 @@ struct VariantRun {
   Lockstep lock;
   Result r;
   Samples s;
-  Case* c = nullptr;      // null on a rank outside the entry's group
-  bool timing = false;    // its turns at repetitions are to come (interleaved)
-  bool measured = false;  // its repetitions ended well on every rank
-  bool copies = false;    // copy phases are timed
-  std::string range;      // the profilers' name of its phases
-  double elapsed_s = 0;   // its repetitions' time, gates included (max_time_s)
-  int timed = 0;          // repetitions tried, for the fault injection
+  Case* c = nullptr;           // null on a rank outside the entry's group
+  bool timing = false;         // its turns at repetitions are to come (interleaved)
+  bool measured = false;       // its repetitions ended well on every rank
+  bool copies = false;         // copy phases are timed
+  std::string range;           // the profilers' name of its phases
+  double elapsed_s = 0;        // its repetitions' time, gates included (max_time_s)
+  int timed = 0;               // repetitions tried, for the fault injection
+  int pass = 0;                // of the entry's passes
+  std::size_t pass_start = 0;  // s's repetitions before this pass's
   std::unique_ptr<EnergyLog> energy;
 };
 
@@ -248,7 +250,8 @@ bool time_one(VariantRun& v, const kernels::HostPolicy& policy) {
   Samples& s = v.s;
   const auto start = std::chrono::steady_clock::now();
   // Every rank passes the gate; a rank outside the group wants nothing.
-  const bool more = c && wants_another(*v.e, s.kernel, v.elapsed_s, v.r.stopped_by);
+  const bool more = c && wants_another(*v.e, std::span(s.kernel).subspan(v.pass_start), v.elapsed_s,
+                                       v.r.stopped_by, v.pass);
   const bool went = v.lock.step(
       [&] {
         if (!c) return;
@@ -316,6 +319,29 @@ void time_variants(const std::vector<VariantRun*>& runs, const RunOptions& optio
   for (VariantRun* v : runs) {
     if (v->energy) v->s.energy = v->energy->finish();
     v->measured = v->lock.finish();
+  }
+}
+
+// `now`, the row of a pass from all passes' repetitions so far, made what
+// the passes together say: the first pass's cold call (the one that is
+// cold), every pass's warm-ups, the failure of an earlier pass where this
+// one passed, and a budget that ran out in any pass unless the repetitions
+// together are steady.
+void merge_passes(Result& now, const Result& before) {
+  now.cold_ms = before.cold_ms;
+  now.first_in_process = before.first_in_process;
+  now.warmups += before.warmups;
+  if (before.status == Status::error ||
+      (before.status == Status::fail && now.status != Status::error)) {
+    now.status = before.status;
+    now.note = before.note;
+    now.check = before.check;
+  }
+  if (now.noise_target > 0 && now.reps > 0) {
+    const std::string budget = now.noisy()      ? now.stopped_by
+                               : before.noisy() ? before.stopped_by
+                                                : "";
+    now.stopped_by = budget.empty() || now.rel_ci95 <= now.noise_target ? "noise" : budget;
   }
 }
 
@@ -392,7 +418,8 @@ void CaseSlot::release() {
 }
 
 std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
-                             const RunOptions& options, std::mt19937_64* order) {
+                             const RunOptions& options, std::mt19937_64* order, int pass,
+                             std::span<Carried> carried) {
   const Comm& all = options.world ? *options.world : world();
   std::deque<VariantRun> runs;
   // One range around the case: a tool sees each variant's cold call in the
@@ -404,8 +431,14 @@ std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
     space_range.emplace(fmt::format("portalab/{}/{}", front.experiment->name, front.space));
   }
   // Each variant's set-up, cold call, warm-ups and check, in the listed order.
-  for (const Entry& e : entries) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
     VariantRun& v = runs.emplace_back(e, all);
+    v.pass = pass;
+    if (!carried.empty()) {
+      v.s = carried[i].samples;
+      v.pass_start = v.s.kernel.size();
+    }
     v.lock.gate();  // a safe point on every rank: a signal stops them all here
     Result& r = v.r = row_of(e);
     if (std::string why = e.too_few_ranks(all.size()); !why.empty()) {  // alike on every rank
@@ -449,16 +482,29 @@ std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
       if (v.timing) turns.push_back(&v);
     if (!turns.empty()) time_variants(turns, options, order);
   }
-  // Each row, in the listed order (with several ranks, a gather each).
+  // Each row, in the listed order (with several ranks, a gather each), and
+  // the passes so far: it is carried to the next.
   std::vector<Result> rows;
-  for (VariantRun& v : runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    VariantRun& v = runs[i];
     Result& r = v.r;
     Case* c = v.c;
     const Entry& e = *v.e;
+    const auto carry = [&] {
+      if (carried.empty()) return;
+      Carried& k = carried[i];
+      if (k.measured) merge_passes(r, k.row);
+      k.samples = v.s;
+      k.row = r;
+      k.measured = true;
+      ++k.passes;
+    };
     if (!e.too_few_ranks(all.size()).empty()) {  // said before it was set up
+      carry();
       rows.push_back(std::move(r));
       continue;
     }
+    v.s.pass_ends.push_back(v.s.kernel.size());
     if (v.measured) {
       if (e.copies == CopyMode::none)
         r.note = "inputs created in the space: kernel alone";
@@ -492,6 +538,7 @@ std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
     if (r.status == Status::pass || r.status == Status::fail)
       if (const auto* lim = options.limits ? options.limits->find(e.space) : nullptr)
         compare_with_limits(r, *lim, *options.limits, e.experiment->bound_of(e.variant));
+    carry();
     rows.push_back(std::move(r));
   }
   return rows;
@@ -508,16 +555,17 @@ bool wants_warmup(const Entry& e, int done, double elapsed_s) {
   return done < e.warmups || (e.adaptive && elapsed_s < e.adaptive->min_warmup_s);
 }
 
-bool wants_another(const Entry& e, const std::vector<double>& kernel_ms, double elapsed_s,
-                   std::string& stopped_by) {
+bool wants_another(const Entry& e, std::span<const double> kernel_ms, double elapsed_s,
+                   std::string& stopped_by, int pass) {
   const int done = static_cast<int>(kernel_ms.size());
   if (!e.adaptive) {
     stopped_by = "reps";
     return done < e.reps;
   }
-  const AdaptiveReps& a = *e.adaptive;
+  const AdaptiveReps a = e.adaptive->share(pass);
   if (done < a.min_reps) return true;
-  if (stats::relative_halfwidth(stats::median_interval(kernel_ms)) <= a.noise) {
+  if (stats::relative_halfwidth(stats::median_interval({kernel_ms.begin(), kernel_ms.end()})) <=
+      a.noise) {
     stopped_by = "noise";
     return false;
   }

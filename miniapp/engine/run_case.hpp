@@ -5,6 +5,7 @@
 // entry's gates together and rank 0 combines their parts into one row.
 #pragma once
 
+#include "engine/combine.hpp"
 #include "engine/expand.hpp"
 #include "engine/run_options.hpp"
 #include "limits/calibrate.hpp"
@@ -50,14 +51,30 @@ class CaseSlot {
   std::string m_note;
 };
 
+// What an entry's earlier passes (AdaptiveReps::passes) measured: all
+// their timed repetitions, and its row as they make it (final, where the
+// last pass does not come: an interrupted run records it).
+struct Carried {
+  Samples samples;
+  Result row;
+  bool measured = false;  // a pass has run
+  int passes = 0;         // those that ran
+};
+
 // Measures the entries of one case (its variants, adjacent in the plan) into
 // their rows, in the listed order: for each, its applicability, the case
 // (made once), the cold call, warm-ups and check; then their timed
 // repetitions interleaved, round after round in an order shuffled by
 // `order` (each variant's as one block where it is null). Throws
 // Interrupted at a safe point.
+//
+// `pass` of the entries' passes: its repetitions are added to `carried`
+// (one per entry, empty before the first pass), whose rows become the
+// passes' so far: all their repetitions, the first pass's cold call, the
+// warm-ups of all, and a failure of any. The rows returned are those.
 std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
-                             const RunOptions& options, std::mt19937_64* order);
+                             const RunOptions& options, std::mt19937_64* order, int pass = 0,
+                             std::span<Carried> carried = {});
 
 // Puts `order` in a random order drawn from rng: the same on every build
 // for the same seed.
@@ -68,13 +85,14 @@ void shuffle(std::vector<std::size_t>& order, std::mt19937_64& rng);
 // have lasted min_warmup_s too.
 bool wants_warmup(const Entry& e, int done, double elapsed_s);
 
-// Whether a rank wants another timed repetition of e, having timed kernel_ms
-// over elapsed_s: a fixed count until it is reached; adaptive ones until the
-// kernel median is steady (its 95% interval within the noise target), at
-// least min_reps, no more than max_reps or max_time_s. When it wants none,
-// stopped_by says why: "reps", "noise", "max_reps" or "max_time".
-bool wants_another(const Entry& e, const std::vector<double>& kernel_ms, double elapsed_s,
-                   std::string& stopped_by);
+// Whether a rank wants another timed repetition of e in pass `pass`, having
+// timed kernel_ms over elapsed_s in it: a fixed count until it is reached;
+// adaptive ones until the kernel median is steady (its 95% interval within
+// the noise target), at least min_reps, no more than max_reps or max_time_s
+// (the pass's share of each). When it wants none, stopped_by says why:
+// "reps", "noise", "max_reps" or "max_time".
+bool wants_another(const Entry& e, std::span<const double> kernel_ms, double elapsed_s,
+                   std::string& stopped_by, int pass = 0);
 
 // run_deck's, with several ranks: each gate passed is progress.
 extern Watchdog* watchdog;

@@ -67,39 +67,86 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
   std::optional<std::mt19937_64> order;
   if (options.order_seed) order.emplace(*options.order_seed);
   std::string current;  // the entry in progress, named if a signal abandons it
+  // An experiment's entries, in passes (AdaptiveReps::passes): its cases
+  // once each, then again on fresh arrays; its rows are recorded as the last
+  // pass makes them final. What an interrupted pass leaves is recorded as
+  // the passes before it made it.
+  std::vector<Carried> carried;
+  std::size_t recorded = 0;  // of the experiment's entries
+  const auto close = [&](std::span<Result> rows, const Entry& e, bool recheck_limits) {
+    // Every figure relating rows, before any of the case's rows is written.
+    // Limits are re-measured on one rank only (several would have to,
+    // together).
+    const LimitsRecheck recheck{.limits = options.recheck_limits ? options.limits : nullptr,
+                                .free_case = [&] { slot.release(); },
+                                .rechecked =
+                                    [&](nlohmann::json record, const std::string& said) {
+                                      sink.limits_rechecked(std::move(record), said);
+                                    }};
+    relations.close_case(rows, e.experiment->relate,
+                         all.size() == 1 && recheck_limits ? &recheck : nullptr);
+    for (Result& r : rows) sink.record(std::move(r));
+  };
+  std::size_t block = 0;  // the first entry of the experiment in progress
+  int passes = 1;         // its passes
   try {
-    for (std::size_t first = 0; first < entries.size();) {
-      // A signal that came before this case (during calibration, or while
-      // the last one's files were written) abandons none; every rank learns
-      // of it at the same gate.
-      current.clear();
-      if (const int sig = all.gate(true, interrupt_signal()).signal) throw Interrupted(sig);
-      std::size_t end = first + 1;
-      while (end < entries.size() && entries[end].case_id == entries[first].case_id) ++end;
-      const std::span<const Entry> entries_of_case(entries.begin() + first, entries.begin() + end);
-      const Entry& e = entries[first];
-      current = entries_of_case.size() == 1
-                    ? e.describe()
-                    : fmt::format("{} ({} variants)", e.describe(), entries_of_case.size());
-      if (watchdog) watchdog->at(current);
-      std::vector<Result> rows = run_case(entries_of_case, slot, options,
-                                          order ? &*order : nullptr);
-      // Every figure relating rows, before any of the case's rows is written.
-      // Limits are re-measured on one rank only (several would have to,
-      // together).
-      const LimitsRecheck recheck{.limits = options.recheck_limits ? options.limits : nullptr,
-                                  .free_case = [&] { slot.release(); },
-                                  .rechecked =
-                                      [&](nlohmann::json record, const std::string& said) {
-                                        sink.limits_rechecked(std::move(record), said);
-                                      }};
-      relations.close_case(rows, e.experiment->relate, all.size() == 1 ? &recheck : nullptr);
-      for (Result& r : rows) sink.record(std::move(r));
-      if (end == entries.size() || entries[end].experiment != e.experiment)
-        sink.experiment_done(e.experiment->name);
-      first = end;
+    for (std::size_t block_end = 0; block < entries.size(); block = block_end) {
+      block_end = block + 1;
+      while (block_end < entries.size() &&
+             entries[block_end].experiment == entries[block].experiment)
+        ++block_end;
+      const Entry& head = entries[block];
+      passes = head.adaptive ? head.adaptive->passes : 1;
+      carried.assign(block_end - block, Carried{});
+      recorded = 0;
+      for (int pass = 0; pass < passes; ++pass) {
+        const bool last = pass + 1 == passes;
+        slot.release();  // each pass on fresh arrays
+        for (std::size_t first = block; first < block_end;) {
+          // A signal that came before this case (during calibration, or while
+          // the last one's files were written) abandons none; every rank learns
+          // of it at the same gate.
+          current.clear();
+          if (const int sig = all.gate(true, interrupt_signal()).signal) throw Interrupted(sig);
+          std::size_t end = first + 1;
+          while (end < block_end && entries[end].case_id == entries[first].case_id) ++end;
+          const std::span<const Entry> entries_of_case(entries.begin() + first,
+                                                       entries.begin() + end);
+          const Entry& e = entries[first];
+          current = entries_of_case.size() == 1
+                        ? e.describe()
+                        : fmt::format("{} ({} variants)", e.describe(), entries_of_case.size());
+          if (passes > 1) current += fmt::format(", pass {} of {}", pass + 1, passes);
+          if (watchdog) watchdog->at(current);
+          std::vector<Result> rows =
+              run_case(entries_of_case, slot, options, order ? &*order : nullptr, pass,
+                       std::span(carried).subspan(first - block, end - first));
+          if (last) {
+            close(rows, e, /*recheck_limits=*/true);
+            recorded = end - block;
+          }
+          first = end;
+        }
+        if (!last) sink.pass_done(head.experiment->name, pass, passes);
+      }
+      sink.experiment_done(head.experiment->name);
     }
   } catch (const Interrupted& signal) {
+    // The experiment's rows that an earlier pass measured, as it left them.
+    for (std::size_t k = recorded; block < entries.size() && k < carried.size();) {
+      std::size_t end = k + 1;
+      while (end < carried.size() && entries[block + end].case_id == entries[block + k].case_id)
+        ++end;
+      std::vector<Result> rows;
+      for (std::size_t j = k; j < end && carried[j].measured; ++j) {
+        rows.push_back(carried[j].row);
+        Result& r = rows.back();
+        r.note += fmt::format("{}interrupted after {} of {} passes", r.note.empty() ? "" : "; ",
+                              carried[j].passes, passes);
+      }
+      if (!rows.empty()) close(rows, entries[block + k], /*recheck_limits=*/false);
+      k = end;
+    }
     sink.interrupted(signal.signal, current);
   }
   return sink.finish();

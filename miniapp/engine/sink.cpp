@@ -69,6 +69,12 @@ void Sink::limits_rechecked(nlohmann::json record, const std::string& said) {
   m_printers.progress("limits: " + said);
 }
 
+void Sink::pass_done(const std::string& experiment, int pass, int passes) {
+  m_printers.progress(fmt::format("{}: pass {} of {} done; its rows come with the last{}",
+                                  experiment, pass + 1, passes,
+                                  m_progress ? timing(m_summary.results.size()) : std::string()));
+}
+
 void Sink::experiment_done(const std::string& experiment) {
   m_printers.experiment_done(m_summary.results, experiment);
 }

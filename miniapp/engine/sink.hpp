@@ -37,6 +37,9 @@ class Sink {
   // A space's limits re-measured mid-run (`record`, as results.json keeps
   // it), and what progress says of it.
   void limits_rechecked(nlohmann::json record, const std::string& said);
+  // A pass of an experiment's cases is done, not its last (AdaptiveReps::
+  // passes): progress says so, as its rows come with the last.
+  void pass_done(const std::string& experiment, int pass, int passes);
   // The experiment's rows are all in: its console table.
   void experiment_done(const std::string& experiment);
   // A signal stopped the run while `abandoned` was running.

@@ -94,6 +94,10 @@ struct Result {
   // Each timed repetition's kernel phase and total, in the order run: what a
   // test of a difference between two runs compares (compare).
   std::vector<double> kernel_reps_ms, total_reps_ms;
+  // The kernel and total medians of each pass (AdaptiveReps::passes), where
+  // there were several: how far the row moves between two cases' arrays at
+  // two times, which the verdicts hold a change to.
+  std::vector<double> pass_kernel_ms, pass_total_ms;
   // The 95% confidence interval of the kernel median from order statistics,
   // and its larger half over the median (infinite where fewer than 6
   // repetitions cannot bound it: support/stats.hpp).

@@ -71,18 +71,25 @@ def finite(x):
 def side(row, phase):
     """What `portalab verdicts` reads of one side of a pair: a side run
     several times gives every run's repetitions together, and each run's
-    median apart."""
+    median apart; one run, each of its passes' medians."""
     runs = row.get("runs") or [row]
     times = [r.get("repetitions") for r in runs]
     times = [t.get(f"{phase}_ms") if isinstance(t, dict) else None for t in times]
     medians = [finite(r.get(f"{phase}_ms")) for r in runs]
+    if len(runs) == 1:
+        # One run in passes (AdaptiveReps::passes): each pass's median, as
+        # portalab took it, stands for a run.
+        reps = row.get("repetitions")
+        passes = reps.get(f"pass_{phase}_ms") if isinstance(reps, dict) else None
+        if isinstance(passes, list) and len(passes) > 1:
+            medians = [finite(x) for x in passes]
     return {"check": row["check"], "ms": finite(row.get(f"{phase}_ms")),
             "min_ms": finite(row.get(f"{phase}_min_ms")),
             "max_ms": finite(row.get(f"{phase}_max_ms")),
             "std_ms": finite(row.get(f"{phase}_std_ms")), "reps": finite(row.get("reps")),
             "repetitions": ([finite(x) for t in times for x in t]
                             if all(isinstance(t, list) for t in times) else None),
-            "runs": medians if len(runs) > 1 and None not in medians else None}
+            "runs": medians if len(medians) > 1 and None not in medians else None}
 
 
 def repeated(rows):

@@ -143,6 +143,34 @@ class SignalTest(Base):
                 shutil.rmtree(self.out, ignore_errors=True)
                 self.interrupt(sig, 128 + sig)
 
+    def test_a_signal_in_a_later_pass_keeps_what_the_earlier_one_measured(self):
+        # In passes, an experiment's rows come with its last pass: a signal
+        # after the first keeps each row as the first pass measured it, and
+        # says so; none is lost, none is left without its repetitions.
+        deck = os.path.join(self.tmp, "passes.toml")
+        with open(deck, "w") as f:
+            f.write(open(DECK).read().replace("reps = 300\nwarmups = 1\n",
+                                              "min_reps = 300\nmax_reps = 300\npasses = 2\n"
+                                              "warmups = 1\nmin_warmup_s = 0\n"))
+        proc = subprocess.Popen([os.environ["PORTALAB"], "run", deck, "--set", "calibrate=none",
+                                 "--out", self.out], env=ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.wait_for_stderr(proc, "vector_poly: pass 1 of 2 done")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err[-2000:])
+        doc, rows = read_results(self.out)
+        self.assert_consistent(doc, rows)
+        results = doc["results"]
+        self.assertEqual([r["experiment"] for r in results], ["vector_poly"] * 8)
+        self.assertEqual(doc["summary"]["interrupted"]["not_run"], 2)
+        first_pass_only = [r for r in results if "interrupted after 1 of 2 passes" in r["note"]]
+        self.assertGreater(len(first_pass_only), 0)
+        for r in results:
+            both = r not in first_pass_only
+            self.assertEqual(r["reps"], 300 if both else 150, r)
+            self.assertEqual("pass_kernel_ms" in r["repetitions"], both, r)
+
     def test_signal_during_calibration_stops_before_the_first_entry(self):
         proc = self.start(calibrate="quick")
         self.wait_for_stderr(proc, "calibrate: measuring")
