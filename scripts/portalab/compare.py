@@ -18,7 +18,10 @@ verdict.hpp: the same rule as `portalab db history`):
   side. Two runs a side are worth it where runs differ more than their
   repetitions do (docs/performance.md, "Verdicts, measured"): a process keeps
   its state (its CPU's clock, its neighbours) for all its repetitions, and
-  one run cannot show how that state moves between runs.
+  one run cannot show how that state moves between runs. A side of one run
+  measured in passes (the deck's `passes`, 2 by default) is held to its
+  passes' medians alike: how far a case moves with fresh arrays at another
+  time, within one process.
 - Older files, and the copy phases: the repetitions' ranges must not overlap
   and the change of the median, as a log ratio, must exceed --sigmas
   (default 4) times the run-to-run noise of entries of its size (the robust
