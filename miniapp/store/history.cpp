@@ -108,11 +108,12 @@ std::optional<std::size_t> base_of(const HistoryRow& row) {
 }
 
 // Each row's repetitions of the phase for the U test, its base's and latest
-// run's (none where a run kept none), and whether its latest run is noisy.
-// Looked up by row, the latest and the base: the repetitions are no part of
-// rows_series, and a key's other runs need none.
-std::vector<RepeatedPair> read_repetitions(Connection& db, History& h) {
-  std::vector<RepeatedPair> pairs(h.rows.size());
+// run's (none where a run kept none), their passes' medians (none where a
+// run had one pass), and whether its latest run is noisy. Looked up by row,
+// the latest and the base: the repetitions are no part of rows_series, and
+// a key's other runs need none.
+std::vector<JudgedPair> read_repetitions(Connection& db, History& h) {
+  std::vector<JudgedPair> pairs(h.rows.size());
   // A store without repetitions holds no row of results schema 5 (its
   // rows carry their repetitions), the first to say a row is noisy:
   // nothing to look up, and history as fast as before on an older store.
@@ -121,22 +122,32 @@ std::vector<RepeatedPair> read_repetitions(Connection& db, History& h) {
     if (!(any.step() && any.integer(0) != 0)) return pairs;
   }
   const bool kept = h.phase == "kernel" || h.phase == "total";  // the phases a row repeats
+  const std::string phase = kept ? h.phase : "total";
   auto read = db.prepare(
-      fmt::format("SELECT r.noisy, p.{}_ms FROM rows r LEFT JOIN repetitions p ON p.row = r.id "
-                  "WHERE r.id = ?",
-                  kept ? h.phase : "total"));
+      fmt::format("SELECT r.noisy, p.{0}_ms, p.pass_{0}_ms FROM rows r LEFT JOIN repetitions p "
+                  "ON p.row = r.id WHERE r.id = ?",
+                  phase));
+  const auto passes = [&] {
+    return read.null(2) ? std::vector<double>{} : repetitions_of_blob(read.blob(2));
+  };
   for (std::size_t i = 0; i < h.rows.size(); ++i) {
     HistoryRow& row = h.rows[i];
-    RepeatedPair& pair = pairs[i];
+    JudgedPair& pair = pairs[i];
     read.bind(1, row.runs.back().row);
     if (read.step()) {
       row.noisy = !read.null(0) && read.integer(0) != 0;
-      if (kept) pair.now_ms = repetitions_of_blob(read.blob(1));
+      if (kept) {
+        pair.now_ms = repetitions_of_blob(read.blob(1));
+        pair.now_runs = passes();
+      }
     }
     read.reset();
     if (!row.base || pair.now_ms.empty()) continue;
     read.bind(1, row.runs[*row.base].row);
-    if (read.step()) pair.base_ms = repetitions_of_blob(read.blob(1));
+    if (read.step()) {
+      pair.base_ms = repetitions_of_blob(read.blob(1));
+      pair.base_runs = passes();
+    }
     read.reset();
   }
   return pairs;
@@ -390,7 +401,7 @@ History history(Connection& db, const HistoryOptions& o) {
   h.tolerance = o.tolerance;
   // One read transaction: the rows of one moment, and the file locked and
   // checked once, not once per key.
-  std::vector<RepeatedPair> repeated;
+  std::vector<JudgedPair> repeated;
   db.exec("BEGIN");
   try {
     read_rows(db, o, h);
@@ -429,7 +440,9 @@ History history(Connection& db, const HistoryOptions& o) {
                               .now = r.runs.back().m,
                               .base_ms = std::move(repeated[i].base_ms),
                               .now_ms = std::move(repeated[i].now_ms),
-                              .own_noise = own_noise(r)});
+                              .own_noise = own_noise(r),
+                              .base_runs = std::move(repeated[i].base_runs),
+                              .now_runs = std::move(repeated[i].now_runs)});
     }
   // The noise of the pairs judged too, as compare.py measures it on its two
   // runs, per latest run (a row's latest is the newest run that has it) of

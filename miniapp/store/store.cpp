@@ -79,15 +79,18 @@ constexpr const char* rows_series_sql =
 // little-endian float64 BLOBs: exact, 8 bytes a repetition (JSON text takes
 // about twice that), read without parsing, and by any client
 // (Python: struct.unpack(f"<{len(blob) // 8}d", blob)). A table of its own:
-// history's scans of `rows` never page through them.
+// history's scans of `rows` never page through them. A row measured in
+// passes keeps each pass's kernel and total median alike (NULL: one pass).
 constexpr const char* repetitions_sql = R"sql(
 CREATE TABLE repetitions(
   row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
   kernel_ms BLOB NOT NULL,
-  total_ms BLOB NOT NULL);
+  total_ms BLOB NOT NULL,
+  pass_kernel_ms BLOB,
+  pass_total_ms BLOB);
 )sql";
 
-// Version 5 (store_schema_version); migrate() brings versions 1 to 4 up to
+// Version 6 (store_schema_version); migrate() brings versions 1 to 5 up to
 // it. A row's path (the code path its kernel phase took) is no part of its
 // key: a run whose calibration chose another path is judged against the
 // same history, and says that the path changed.
@@ -470,7 +473,8 @@ class Importer {
         m_rank_row(db.prepare(
             "INSERT OR REPLACE INTO rank_rows(row, rank, kernel_ms, total_ms) VALUES(?,?,?,?)")),
         m_repetitions(
-            db.prepare("INSERT INTO repetitions(row, kernel_ms, total_ms) VALUES(?,?,?)")) {}
+            db.prepare("INSERT INTO repetitions(row, kernel_ms, total_ms, pass_kernel_ms, "
+                       "pass_total_ms) VALUES(?,?,?,?,?)")) {}
 
   enum class Added { added, replaced, already };
 
@@ -752,8 +756,17 @@ class Importer {
     };
     m_repetitions.bind(1, row)
         .bind_blob(2, repetitions_blob(first(kernel)))
-        .bind_blob(3, repetitions_blob(first(total)))
-        .run();
+        .bind_blob(3, repetitions_blob(first(total)));
+    // Each pass's medians, where the row ran in passes (both, or neither).
+    const auto& pass_kernel = obj(reps, "pass_kernel_ms");
+    const auto& pass_total = obj(reps, "pass_total_ms");
+    if (pass_kernel.is_array() && pass_total.is_array() && pass_kernel.size() > 1 &&
+        pass_total.size() == pass_kernel.size())
+      m_repetitions.bind_blob(4, repetitions_blob(first(pass_kernel)))
+          .bind_blob(5, repetitions_blob(first(pass_total)));
+    else
+      m_repetitions.bind_null(4).bind_null(5);
+    m_repetitions.run();
   }
 
   Connection& m_db;
@@ -862,7 +875,19 @@ void migrate_4_to_5(Connection& db) {
   for (const char* column :
        {"rel_ci95 REAL", "noise_target REAL", "stopped_by TEXT", "noisy INTEGER"})
     db.exec(fmt::format("ALTER TABLE rows ADD COLUMN {}", column));
-  db.exec(repetitions_sql);
+  db.exec(R"sql(
+CREATE TABLE repetitions(
+  row INTEGER PRIMARY KEY REFERENCES rows(id) ON DELETE CASCADE,
+  kernel_ms BLOB NOT NULL,
+  total_ms BLOB NOT NULL);
+)sql");  // as version 5 made it: version 6 adds its passes
+}
+
+// Version 5 to 6: each pass's medians of a row measured in passes; NULL for
+// the rows imported before (one pass, as far as history knows).
+void migrate_5_to_6(Connection& db) {
+  db.exec("ALTER TABLE repetitions ADD COLUMN pass_kernel_ms BLOB");
+  db.exec("ALTER TABLE repetitions ADD COLUMN pass_total_ms BLOB");
 }
 
 // Brings a store of an older schema up to this portalab's, in one
@@ -879,6 +904,7 @@ void migrate(Connection& db, std::ostream* notes) {
       if (v == 2) migrate_2_to_3(db);
       if (v == 3) migrate_3_to_4(db);
       if (v == 4) migrate_4_to_5(db);
+      if (v == 5) migrate_5_to_6(db);
       throw_if_interrupted();
     }
     if (auto check = db.prepare("PRAGMA foreign_key_check"); check.step())

@@ -25,7 +25,7 @@ namespace portalab::store {
 
 // The schema this portalab writes and reads (PRAGMA user_version); a store
 // of an older one is upgraded when opened where it may be written.
-constexpr int store_schema_version = 5;
+constexpr int store_schema_version = 6;
 
 // A row's repetitions (results schema 5) as the store keeps them: the first
 // this many of each phase, enough for a test of a change between two runs;

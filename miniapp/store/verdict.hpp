@@ -100,8 +100,9 @@ struct JudgedPair {
   // The run-to-run noise at its time measured on the pairs judged with it,
   // where those come from more than two runs (db history: per latest run).
   std::optional<double> run_noise;
-  // Where a side was run more than once: each run's median (ms). Its
-  // repetitions above are all its runs' together.
+  // Where a side was run more than once: each run's median (ms), its
+  // repetitions above all its runs' together. A side of one run measured
+  // in passes: each pass's median.
   std::vector<double> base_runs, now_runs;
 };
 

@@ -47,10 +47,11 @@ def row(experiment="stream_copy", variant="deep_copy", dtype="float64", n=100000
 
 
 def repeated(r, kernel_ms, total_ms=None, noise_target=None, stopped_by="reps", noisy=False,
-             rel_ci95=0.01):
+             rel_ci95=0.01, passes=None):
     """Row r as results schema 5 writes it: its repetitions (kernel_ms, and
     total_ms, the kernel's where None) in the order run, its kernel and total
-    statistics from them, and how the count was chosen."""
+    statistics from them, and how the count was chosen; `passes`, each
+    pass's median (kernel and total alike), where it ran in passes."""
     total_ms = kernel_ms if total_ms is None else total_ms
     for phase, times in (("kernel", kernel_ms), ("total", total_ms)):
         ordered = sorted(times)
@@ -66,6 +67,8 @@ def repeated(r, kernel_ms, total_ms=None, noise_target=None, stopped_by="reps", 
               "median_ci_low_ms": r["kernel_ms"] * (1 - rel_ci95),
               "median_ci_high_ms": r["kernel_ms"] * (1 + rel_ci95), "rel_ci95": rel_ci95,
               "noise_target": noise_target, "stopped_by": stopped_by, "noisy": noisy})
+    if passes:
+        r["repetitions"].update({"pass_kernel_ms": list(passes), "pass_total_ms": list(passes)})
     return r
 
 

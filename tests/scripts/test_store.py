@@ -171,6 +171,14 @@ def as_schema_4(db):
     c.close()
 
 
+def as_schema_5(db):
+    """The store db as schema 5 kept it: repetitions without pass medians."""
+    c = sqlite3.connect(db)
+    c.executescript("ALTER TABLE repetitions DROP COLUMN pass_kernel_ms; "
+                    "ALTER TABLE repetitions DROP COLUMN pass_total_ms; PRAGMA user_version = 5;")
+    c.close()
+
+
 def stored_repetitions(db):
     """{row id: (kernel_ms, total_ms)} as the store keeps them."""
     c = sqlite3.connect(db)
@@ -422,14 +430,14 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(1, "history")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 1 to 5", p.stderr)
+        self.assertIn("upgraded the store from schema version 1 to 6", p.stderr)
         rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
         self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
         self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
         self.assertEqual({r["verdict"] for r in rows.values()}, {"SAME"})
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             self.assertEqual(c.execute("PRAGMA foreign_key_check").fetchall(), [])
         self.assertEqual(paths(self.db), [None] * 8)  # not recorded then: unknown
         self.assertEqual({x["path"] for r in rows.values() for x in r["runs"]}, {None})
@@ -451,13 +459,13 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(4, "history")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 4 to 5", p.stderr)
+        self.assertIn("upgraded the store from schema version 4 to 6", p.stderr)
         row = json.loads(p.stdout)["rows"][0]
         self.assertEqual((row["verdict"], row["p"], row["noisy"]), ("SAME", None, False))
         self.assertIsNotNone(row["noise"])  # the run-to-run noise judged it
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             self.assertEqual(c.execute("SELECT rel_ci95, noise_target, stopped_by, noisy "
                                        "FROM rows").fetchall(), [(None,) * 4] * 2)
         self.assertEqual(stored_repetitions(self.db), {})
@@ -467,6 +475,28 @@ class BadStoreTest(StoreCase):
         self.imported(ss.write(doc, os.path.join(self.tmp, "after", "run")))
         self.assertEqual(list(stored_repetitions(self.db).values()),
                          [([1.0, 1.01, 0.99], [1.0, 1.01, 0.99])])
+
+    def test_a_store_of_schema_5(self):
+        """Version 5 (repetitions without pass medians) is upgraded at the
+        first db command where it may be written, its rows' repetitions
+        kept and their passes NULL."""
+        for i in range(2):
+            doc = ss.run([ss.repeated(ss.row(), [1.0, 1.01, 0.99])], started=ss.day(i),
+                         gpu={"uuid": "GPU-a"}, tag=f"v5{i}", version=5)
+            ss.write(doc, os.path.join(self.tmp, "v5", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "v5"))
+        as_schema_5(self.db)
+        self.read_only_refused(5, "history")
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("upgraded the store from schema version 5 to 6", p.stderr)
+        self.assert_consistent()
+        with sqlite3.connect(self.db) as c:
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
+            self.assertEqual(c.execute("SELECT pass_kernel_ms, pass_total_ms FROM repetitions")
+                             .fetchall(), [(None, None)] * 2)
+        self.assertEqual(list(stored_repetitions(self.db).values()),
+                         [([1.0, 1.01, 0.99], [1.0, 1.01, 0.99])] * 2)
 
     def test_a_store_of_schema_2(self):
         """Version 2 (rows without their code path) is upgraded at the first
@@ -483,12 +513,12 @@ class BadStoreTest(StoreCase):
         self.read_only_refused(2, "fleet")
         p = portalab("db", "history", "--db", self.db, "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 2 to 5", p.stderr)
+        self.assertIn("upgraded the store from schema version 2 to 6", p.stderr)
         self.assertEqual([len(r["runs"]) for r in json.loads(p.stdout)["rows"]], [2, 2])
         self.assertEqual(paths(self.db), [None] * 4)
         self.assert_consistent()
         with sqlite3.connect(self.db) as c:
-            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 5)
+            self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             plan = c.execute("EXPLAIN QUERY PLAN SELECT path FROM rows WHERE series = 1 "
                              "ORDER BY started_unix DESC").fetchall()
         self.assertIn("COVERING INDEX rows_series", str(plan))  # history reads the index alone
@@ -779,6 +809,41 @@ class HistoryTest(StoreCase):
         self.assertEqual(h["noise"]["latest"]["pairs"], 20)
         self.assertGreater(h["noise"]["latest"]["pooled"], 0.05)
         self.assertLess(h["noise"]["pooled"], 0.01)
+
+    def test_a_run_in_passes_holds_a_row_to_its_passes_spread(self):
+        """Three runs, too few for a row's own noise: `apart`, whose latest
+        run's two passes lay 32% apart, is SAME at +25%; `together`, whose
+        passes agree, SLOWER at the same change. The store keeps each pass's
+        medians, and a row of one pass has none."""
+        rng = random.Random(60)
+        for i in range(3):
+            last = i == 2
+            level = 1.25 if last else 1.0
+            rows = [ss.repeated(ss.row(experiment="apart"), around(rng, level, 30, 0.002),
+                                passes=[1.1, 1.45] if last else [1.0, 1.02]),
+                    ss.repeated(ss.row(experiment="together"), around(rng, level, 30, 0.002),
+                                passes=[level, level * 1.01]),
+                    ss.repeated(ss.row(experiment="once"), around(rng, 1.0, 30, 0.002))]
+            ss.write(ss.run(rows, started=ss.day(i), tag=f"p{i}", version=5),
+                     os.path.join(self.tmp, "passes", f"run{i}"))
+        self.imported(os.path.join(self.tmp, "passes"))
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        self.assertEqual(rows["apart"]["verdict"], "SAME")
+        self.assertGreater(rows["apart"]["min_change"], 0.25)
+        self.assertEqual(rows["together"]["verdict"], "SLOWER")
+        with sqlite3.connect(self.db) as c:
+            kept = c.execute("SELECT pass_kernel_ms, pass_total_ms FROM repetitions "
+                             "ORDER BY row").fetchall()
+        self.assertEqual(len(kept), 9)
+        for i, (kernel, total) in enumerate(kept):  # apart, together, once; three runs
+            if i % 3 == 2:
+                self.assertEqual((kernel, total), (None, None))
+            else:
+                self.assertEqual(len(kernel), 16)  # two little-endian float64
+                self.assertEqual(kernel, total)
+        self.assertEqual(struct.unpack("<2d", kept[6][0]), (1.1, 1.45))
 
     def test_holm_counts_the_rows_listed_together(self):
         """Alone in its listing a row's p is its own: Holm counts the rows
