@@ -633,10 +633,12 @@ std::string format_table(std::span<const Result> results, const std::string& exp
     const std::string parameters = to_string(first.parameters, first.experiment);
     const int ranks = std::get<2>(key);
     // A fixed count, or repetitions until the median is steady (each row's own).
-    const std::string reps =
-        first.noise_target > 0 ? fmt::format("reps until the median's 95% interval is within {:g}%",
-                                             100 * first.noise_target)
-                               : fmt::format("{} reps", first.reps);
+    std::string reps = first.noise_target > 0
+                           ? fmt::format("reps until the median's 95% interval is within {:g}%",
+                                         100 * first.noise_target)
+                           : fmt::format("{} reps", first.reps);
+    if (first.pass_kernel_ms.size() > 1)
+      reps += fmt::format(" in {} passes", first.pass_kernel_ms.size());
     out += fmt::format("\n{}  {}  n={}{}{}  ({} after {} warm-ups; times in ms, median ± std)\n",
                        experiment, std::get<0>(key), std::get<1>(key),
                        ranks > 1 ? fmt::format("  ranks={}", ranks) : std::string(),

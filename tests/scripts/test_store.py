@@ -413,6 +413,16 @@ class BadStoreTest(StoreCase):
             c.execute("PRAGMA user_version = 99")
         self.refused("a newer schema", "schema version 99", "newer portalab")
 
+    def upgraded(self, version, refused_for="history"):
+        """The store, of schema `version`, refused as read-only for
+        `refused_for`, then upgraded by db history: its answer."""
+        self.read_only_refused(version, refused_for)
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"upgraded the store from schema version {version} to 6", p.stderr)
+        self.assert_consistent()
+        return p
+
     def read_only_refused(self, version, command):
         """`db COMMAND` on a store of an older schema, as a user who may not
         write it: refused unchanged, saying who must open it once."""
@@ -427,10 +437,7 @@ class BadStoreTest(StoreCase):
         """Version 1 is upgraded where it may be written (each GPU's runs a
         key of its own), and said where it may not, unchanged."""
         v1_store(self.db)
-        self.read_only_refused(1, "history")
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 1 to 6", p.stderr)
+        p = self.upgraded(1)
         rows = {(r["key"]["space"], r["key"]["gpu"]): r for r in json.loads(p.stdout)["rows"]}
         self.assertEqual(sorted(rows), [("Cuda", "GPU-a"), ("Cuda", "GPU-b"), ("OpenMP", "")])
         self.assertEqual([len(r["runs"]) for r in rows.values()], [2, 2, 4])
@@ -456,14 +463,9 @@ class BadStoreTest(StoreCase):
             ss.write(doc, os.path.join(self.tmp, "v4", f"run{i}"))
         self.imported(os.path.join(self.tmp, "v4"))
         as_schema_4(self.db)
-        self.read_only_refused(4, "history")
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 4 to 6", p.stderr)
-        row = json.loads(p.stdout)["rows"][0]
+        row = json.loads(self.upgraded(4).stdout)["rows"][0]
         self.assertEqual((row["verdict"], row["p"], row["noisy"]), ("SAME", None, False))
         self.assertIsNotNone(row["noise"])  # the run-to-run noise judged it
-        self.assert_consistent()
         with sqlite3.connect(self.db) as c:
             self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             self.assertEqual(c.execute("SELECT rel_ci95, noise_target, stopped_by, noisy "
@@ -486,11 +488,7 @@ class BadStoreTest(StoreCase):
             ss.write(doc, os.path.join(self.tmp, "v5", f"run{i}"))
         self.imported(os.path.join(self.tmp, "v5"))
         as_schema_5(self.db)
-        self.read_only_refused(5, "history")
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 5 to 6", p.stderr)
-        self.assert_consistent()
+        self.upgraded(5)
         with sqlite3.connect(self.db) as c:
             self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             self.assertEqual(c.execute("SELECT pass_kernel_ms, pass_total_ms FROM repetitions")
@@ -510,13 +508,9 @@ class BadStoreTest(StoreCase):
             ss.write(doc, os.path.join(top, f"run{i}"))
         self.imported(top)
         as_schema_2(self.db)
-        self.read_only_refused(2, "fleet")
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("upgraded the store from schema version 2 to 6", p.stderr)
+        p = self.upgraded(2, refused_for="fleet")
         self.assertEqual([len(r["runs"]) for r in json.loads(p.stdout)["rows"]], [2, 2])
         self.assertEqual(paths(self.db), [None] * 4)
-        self.assert_consistent()
         with sqlite3.connect(self.db) as c:
             self.assertEqual(c.execute("PRAGMA user_version").fetchone()[0], 6)
             plan = c.execute("EXPLAIN QUERY PLAN SELECT path FROM rows WHERE series = 1 "
