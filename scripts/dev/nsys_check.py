@@ -117,6 +117,20 @@ def check_ranges(pairs, missing, extra):
     fails = [f"row without ranges: {r['experiment']} {r['variant']} {r['space']} {r['dtype']} "
              f"n={r['n']} copies={r['copies']}" for r in missing]
     fails += [f"ranges without a measured row: {m.label()} at {m.start} ns" for m in extra]
+    # A row measured in passes: its warm-ups and repetitions are all its
+    # passes' together.
+    counts = {}
+    for m, row in pairs:
+        n = sum(c.name == f"{m.entry.name}/warmup/kernel" for c in m.warmup.children) \
+            if m.warmup else 0
+        seen = counts.setdefault(id(row), [row, m.label(), 0, 0])
+        seen[2] += n
+        seen[3] += len(m.reps)
+    for row, where, warmups, reps in counts.values():
+        if warmups != row["warmups"]:
+            fails.append(f"{where}: {warmups} warmup/kernel ranges, warmups = {row['warmups']}")
+        if reps != row["reps"]:
+            fails.append(f"{where}: {reps} repetitions, reps = {row['reps']}")
     for m, row in pairs:
         where = m.label()
         copies = has_copy_phases(row)
@@ -126,12 +140,6 @@ def check_ranges(pairs, missing, extra):
             fails.append(f"{where}: no cold/kernel inside cold")
         if m.warmup is None:
             fails.append(f"{where}: no warmup range")
-        else:
-            n = sum(c.name == f"{m.entry.name}/warmup/kernel" for c in m.warmup.children)
-            if n != row["warmups"]:
-                fails.append(f"{where}: {n} warmup/kernel ranges, warmups = {row['warmups']}")
-        if len(m.reps) != row["reps"]:
-            fails.append(f"{where}: {len(m.reps)} repetitions, reps = {row['reps']}")
         for i, rep in enumerate(m.reps):
             if rep.kernel is None:
                 fails.append(f"{where}: repetition {i} has no kernel range")

@@ -464,11 +464,21 @@ def measurements(profile):
 MEASURED = ("PASS", "FAIL")  # rows whose entry ran its repetitions
 
 
+def passes_of(row):
+    """How many passes measured a row (a deck's `passes`): each is a
+    measurement of its own in a profile."""
+    reps = row.get("repetitions")
+    kept = reps.get("pass_kernel_ms") if isinstance(reps, dict) else None
+    return len(kept) if isinstance(kept, list) and len(kept) > 1 else 1
+
+
 def match_rows(found, rows):
     """Pairs measurements with the results.json rows that were measured
     (check PASS or FAIL), per experiment and space, in order: the runner
-    measures an entry's variants in the order it records their rows.
-    Returns (pairs, unmatched rows, unmatched measurements)."""
+    measures an entry's variants in the order it records their rows, and
+    in passes all of an experiment's rows once, then again (a row's every
+    pass is a pair). Returns (pairs, unmatched rows, unmatched
+    measurements)."""
     by_key, pairs, missing, extra = {}, [], [], []
     for m in found:
         by_key.setdefault((m.experiment, m.space), []).append(m)
@@ -478,9 +488,12 @@ def match_rows(found, rows):
             wanted.setdefault((r["experiment"], r["space"]), []).append(r)
     for key in sorted(set(by_key) | set(wanted)):
         ms, rs = by_key.get(key, []), wanted.get(key, [])
-        for m, r in zip(ms, rs):
+        passes = max((passes_of(r) for r in rs), default=1)
+        expected = rs * passes
+        for m, r in zip(ms, expected):
             m.row = r
             pairs.append((m, r))
-        missing += rs[len(ms):]
-        extra += ms[len(rs):]
+        matched = {id(r) for r in expected[:len(ms)]}
+        missing += [r for r in rs if id(r) not in matched]
+        extra += ms[len(expected):]
     return pairs, missing, extra

@@ -92,6 +92,24 @@ class ReaderTest(Base):
             self.assertTrue(all((rep.h2d is not None) == copies for rep in m.reps))
             self.assertIsNotNone(m.verify)
 
+    def test_rows_measured_in_passes_pair_with_each_pass(self):
+        # Two rows of one experiment and space, two passes: the profile holds
+        # both rows' measurements, then both again; each is its row's.
+        rows = [dict(fake_nsys.row("vector_poly", v, copies="none"),
+                     repetitions={"kernel_ms": [1.0] * 4, "total_ms": [1.0] * 4,
+                                  "pass_kernel_ms": [1.0, 1.0], "pass_total_ms": [1.0, 1.0]})
+                for v in ("fused", "unfused")]
+        entry = ns.Range(name="portalab/vector_poly/Cuda", start=0, end=1, tid=0,
+                         kind=ns.NVTX_PUSH_POP)
+        found = [ns.Measurement("vector_poly", "Cuda", entry) for _ in range(4)]
+        pairs, missing, extra = ns.match_rows(found, rows)
+        self.assertEqual(([r["variant"] for _, r in pairs], missing, extra),
+                         (["fused", "unfused", "fused", "unfused"], [], []))
+        pairs, missing, extra = ns.match_rows(found[:3] + found[:3], rows)  # one too many
+        self.assertEqual((len(pairs), missing, len(extra)), (4, [], 2))
+        pairs, missing, extra = ns.match_rows(found[:1], rows)  # the second row never ran
+        self.assertEqual(([r["variant"] for r in missing], extra), (["unfused"], []))
+
     def test_the_nvtx_connector_copy_of_each_range_is_left_out(self):
         # Kokkos Tools' nvtx-connector beside portalab's own NVTX ranges: every
         # range twice, the connector's around portalab's; read as one.
