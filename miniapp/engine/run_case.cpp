@@ -493,10 +493,9 @@ std::vector<Result> run_case(std::span<const Entry> entries, CaseSlot& slot,
     const auto carry = [&] {
       if (carried.empty()) return;
       Carried& k = carried[i];
-      if (k.measured) merge_passes(r, k.row);
+      if (k.passes > 0) merge_passes(r, k.row);
       k.samples = v.s;
       k.row = r;
-      k.measured = true;
       ++k.passes;
     };
     if (!e.too_few_ranks(all.size()).empty()) {  // said before it was set up

@@ -57,8 +57,7 @@ class CaseSlot {
 struct Carried {
   Samples samples;
   Result row;
-  bool measured = false;  // a pass has run
-  int passes = 0;         // those that ran
+  int passes = 0;  // those that ran (0: none yet, `row` is empty)
 };
 
 // Measures the entries of one case (its variants, adjacent in the plan) into

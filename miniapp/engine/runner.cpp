@@ -87,6 +87,13 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
                          all.size() == 1 && recheck_limits ? &recheck : nullptr);
     for (Result& r : rows) sink.record(std::move(r));
   };
+  // The end of the case that begins at `first`, before `limit`: its
+  // entries are adjacent.
+  const auto case_end = [&](std::size_t first, std::size_t limit) {
+    std::size_t end = first + 1;
+    while (end < limit && entries[end].case_id == entries[first].case_id) ++end;
+    return end;
+  };
   std::size_t block = 0;  // the first entry of the experiment in progress
   int passes = 1;         // its passes
   try {
@@ -108,8 +115,7 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
           // of it at the same gate.
           current.clear();
           if (const int sig = all.gate(true, interrupt_signal()).signal) throw Interrupted(sig);
-          std::size_t end = first + 1;
-          while (end < block_end && entries[end].case_id == entries[first].case_id) ++end;
+          const std::size_t end = case_end(first, block_end);
           const std::span<const Entry> entries_of_case(entries.begin() + first,
                                                        entries.begin() + end);
           const Entry& e = entries[first];
@@ -134,11 +140,9 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
   } catch (const Interrupted& signal) {
     // The experiment's rows that an earlier pass measured, as it left them.
     for (std::size_t k = recorded; block < entries.size() && k < carried.size();) {
-      std::size_t end = k + 1;
-      while (end < carried.size() && entries[block + end].case_id == entries[block + k].case_id)
-        ++end;
+      const std::size_t end = case_end(block + k, block + carried.size()) - block;
       std::vector<Result> rows;
-      for (std::size_t j = k; j < end && carried[j].measured; ++j) {
+      for (std::size_t j = k; j < end && carried[j].passes > 0; ++j) {
         rows.push_back(carried[j].row);
         Result& r = rows.back();
         r.note += fmt::format("{}interrupted after {} of {} passes", r.note.empty() ? "" : "; ",

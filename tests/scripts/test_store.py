@@ -236,6 +236,13 @@ class StoreCase(unittest.TestCase):
             ss.write(doc, os.path.join(top, f"run{i}"))
         return top
 
+    def history_by_experiment(self, status):
+        """`db history --json` of the whole store, which must exit `status`:
+        its rows by experiment."""
+        p = portalab("db", "history", "--db", self.db, "--json")
+        self.assertEqual(p.returncode, status, p.stderr)
+        return {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+
     def imported(self, *paths, ok=True, **kw):
         p = portalab("db", "import", "--db", self.db, *paths, **kw)
         if ok:
@@ -776,9 +783,7 @@ class HistoryTest(StoreCase):
             ss.write(ss.run(rows, started=ss.day(i), tag=f"o{i}", version=5),
                      os.path.join(self.tmp, "own", f"run{i}"))
         self.imported(os.path.join(self.tmp, "own"))
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        rows = self.history_by_experiment(1)
         self.assertLess(rows["wobbly"]["p_adjusted"], 0.01)  # the test is sure of the drift
         self.assertEqual(rows["wobbly"]["verdict"], "SAME")
         self.assertGreater(rows["wobbly"]["min_change"], 0.3)
@@ -821,9 +826,7 @@ class HistoryTest(StoreCase):
             ss.write(ss.run(rows, started=ss.day(i), tag=f"p{i}", version=5),
                      os.path.join(self.tmp, "passes", f"run{i}"))
         self.imported(os.path.join(self.tmp, "passes"))
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        rows = self.history_by_experiment(1)
         self.assertEqual(rows["apart"]["verdict"], "SAME")
         self.assertGreater(rows["apart"]["min_change"], 0.25)
         self.assertEqual(rows["together"]["verdict"], "SLOWER")
@@ -866,9 +869,7 @@ class HistoryTest(StoreCase):
                          version=2 if old else 3)
             ss.write(doc, os.path.join(self.tmp, "paths", f"run{i}"))
         self.imported(os.path.join(self.tmp, "paths"))
-        p = portalab("db", "history", "--db", self.db, "--json")
-        self.assertEqual(p.returncode, 1, p.stderr)  # the slower row is a regression
-        rows = {r["key"]["experiment"]: r for r in json.loads(p.stdout)["rows"]}
+        rows = self.history_by_experiment(1)  # the slower row is a regression
         self.assertEqual(len(rows), 2)  # one key each, whatever the path
         stores = rows["stores"]
         self.assertEqual([x["path"] for x in stores["runs"]],
