@@ -264,5 +264,52 @@ sizes = [100]
   }
 }
 
+// In passes, adjacent experiments with one count of them run their passes
+// together (runner.cpp): every first pass, then every last one with the
+// rows; an experiment of another count (fixed reps) is a block of its own.
+// The time left counts each pass as its share of an entry.
+TEST(Progress, AdjacentExperimentsRunTheirPassesTogether) {
+  const Deck deck = parse_deck(R"(
+warmups = 0
+min_warmup_s = 0
+calibrate = "none"
+spaces = ["Serial"]
+copies = ["none"]
+min_reps = 2
+max_reps = 2
+[vector_poly]
+sizes = [100]
+variants = ["fused"]
+[stream_copy]
+sizes = [100]
+variants = ["kernel"]
+[dot]
+sizes = [100]
+variants = ["native"]
+reps = 1
+)",
+                               "passes.toml", catalog());
+  std::ostringstream progress;
+  RunOptions options;
+  options.progress = &progress;
+  const auto summary = run_deck(deck, options, nlohmann::json::object());
+  ASSERT_EQ(summary.results.size(), 3u);
+  std::vector<std::string> said;
+  std::istringstream lines(progress.str());
+  for (std::string l; std::getline(lines, l);) said.push_back(l.substr(0, l.find(" [")));
+  const std::vector<std::string> expected = {
+      "vector_poly: pass 1 of 2 done; its rows come with the last",
+      "stream_copy: pass 1 of 2 done; its rows come with the last"};
+  ASSERT_GE(said.size(), 5u) << progress.str();
+  EXPECT_EQ(std::vector(said.begin(), said.begin() + 2), expected) << progress.str();
+  EXPECT_NE(said[2].find("vector_poly"), std::string::npos) << progress.str();
+  EXPECT_NE(said[3].find("stream_copy"), std::string::npos) << progress.str();
+  EXPECT_NE(said[4].find("dot"), std::string::npos) << progress.str();
+  EXPECT_EQ(summary.results[0].pass_kernel_ms.size(), 2u);
+  EXPECT_EQ(summary.results[1].pass_kernel_ms.size(), 2u);
+  EXPECT_TRUE(summary.results[2].pass_kernel_ms.empty());
+  EXPECT_NE(progress.str().rfind("~0 ms left]\n"), std::string::npos) << progress.str();
+}
+
 }  // namespace
 }  // namespace portalab

@@ -170,19 +170,27 @@ std::string format_plan(const std::string& deck_path, const std::vector<PlannedE
   return out;
 }
 
-double time_left_ms(std::span<const double> estimated_ms, std::size_t done, double elapsed_ms) {
-  done = std::min(done, estimated_ms.size());
-  double estimated_done = 0.0, estimated_left = 0.0;
-  for (std::size_t i = 0; i < estimated_ms.size(); ++i)
-    (i < done ? estimated_done : estimated_left) += estimated_ms[i];
-  if (estimated_done + estimated_left > 0) {
+double time_left_ms(const WorkDone& work, double elapsed_ms) {
+  const double estimated_left = std::max(0.0, work.estimated_total_ms - work.estimated_done_ms);
+  if (work.estimated_total_ms > 0) {
     // As if the run had begun with a tenth of its estimated time going
     // exactly as estimated: a few tiny first entries, all fixed costs, cannot
     // swing the forecast by orders of magnitude.
-    const double prior = 0.1 * (estimated_done + estimated_left);
-    return estimated_left * (elapsed_ms + prior) / (estimated_done + prior);
+    const double prior = 0.1 * work.estimated_total_ms;
+    return estimated_left * (elapsed_ms + prior) / (work.estimated_done_ms + prior);
   }
-  return done > 0 ? elapsed_ms / done * static_cast<double>(estimated_ms.size() - done) : 0.0;
+  return work.done > 0 ? elapsed_ms / work.done * std::max(0.0, work.total - work.done) : 0.0;
+}
+
+double time_left_ms(std::span<const double> estimated_ms, std::size_t done, double elapsed_ms) {
+  done = std::min(done, estimated_ms.size());
+  WorkDone work{.done = static_cast<double>(done),
+                .total = static_cast<double>(estimated_ms.size())};
+  for (std::size_t i = 0; i < estimated_ms.size(); ++i) {
+    work.estimated_total_ms += estimated_ms[i];
+    if (i < done) work.estimated_done_ms += estimated_ms[i];
+  }
+  return time_left_ms(work, elapsed_ms);
 }
 
 }  // namespace portalab

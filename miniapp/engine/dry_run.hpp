@@ -49,6 +49,14 @@ std::string format_plan(const std::string& deck_path, const std::vector<PlannedE
 // the whole estimate, so that the first few entries do not swing it); by
 // entry count when nothing is estimated.
 double time_left_ms(std::span<const double> estimated_ms, std::size_t done, double elapsed_ms);
+// The same from sums: entries done (a pass of an entry in passes counts for
+// its share) of `total`, and their estimates' sums; a run in passes finishes
+// no entry until its last pass.
+struct WorkDone {
+  double done = 0, total = 0;
+  double estimated_done_ms = 0, estimated_total_ms = 0;
+};
+double time_left_ms(const WorkDone& work, double elapsed_ms);
 
 // "850 ms", "12.3 s", "4 min 05 s", "1 h 02 min".
 std::string format_duration(double ms);

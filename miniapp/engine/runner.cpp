@@ -67,12 +67,16 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
   std::optional<std::mt19937_64> order;
   if (options.order_seed) order.emplace(*options.order_seed);
   std::string current;  // the entry in progress, named if a signal abandons it
-  // An experiment's entries, in passes (AdaptiveReps::passes): its cases
-  // once each, then again on fresh arrays; its rows are recorded as the last
-  // pass makes them final. What an interrupted pass leaves is recorded as
-  // the passes before it made it.
+  // The entries in passes (AdaptiveReps::passes), in blocks of adjacent
+  // experiments with one count of them: a block's cases once each, then all
+  // again on fresh arrays, its rows recorded as the last pass makes them
+  // final. A block spans experiments so that a case's passes lie apart in
+  // time: a slow stretch of the machine of a second or more then reaches one
+  // of them, and the pass medians show it (docs/performance.md, Passes).
+  // What an interrupted pass leaves is recorded as the passes before it
+  // made it.
   std::vector<Carried> carried;
-  std::size_t recorded = 0;  // of the experiment's entries
+  std::size_t recorded = 0;  // of the block's entries
   const auto close = [&](std::span<Result> rows, const Entry& e, bool recheck_limits) {
     // Every figure relating rows, before any of the case's rows is written.
     // Limits are re-measured on one rank only (several would have to,
@@ -94,16 +98,14 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
     while (end < limit && entries[end].case_id == entries[first].case_id) ++end;
     return end;
   };
-  std::size_t block = 0;  // the first entry of the experiment in progress
+  const auto passes_of = [](const Entry& e) { return e.adaptive ? e.adaptive->passes : 1; };
+  std::size_t block = 0;  // the first entry of the block in progress
   int passes = 1;         // its passes
   try {
     for (std::size_t block_end = 0; block < entries.size(); block = block_end) {
+      passes = passes_of(entries[block]);
       block_end = block + 1;
-      while (block_end < entries.size() &&
-             entries[block_end].experiment == entries[block].experiment)
-        ++block_end;
-      const Entry& head = entries[block];
-      passes = head.adaptive ? head.adaptive->passes : 1;
+      while (block_end < entries.size() && passes_of(entries[block_end]) == passes) ++block_end;
       carried.assign(block_end - block, Carried{});
       recorded = 0;
       for (int pass = 0; pass < passes; ++pass) {
@@ -127,20 +129,27 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
           std::vector<Result> rows =
               run_case(entries_of_case, slot, options, order ? &*order : nullptr, pass,
                        std::span(carried).subspan(first - block, end - first));
+          sink.measured(first, end, passes);
           if (last) {
             close(rows, e, /*recheck_limits=*/true);
             recorded = end - block;
           }
           first = end;
+          if (first < block_end && entries[first].experiment == e.experiment) continue;
+          if (last)
+            sink.experiment_done(e.experiment->name);
+          else
+            sink.pass_done(e.experiment->name, pass, passes);
         }
-        if (!last) sink.pass_done(head.experiment->name, pass, passes);
       }
-      sink.experiment_done(head.experiment->name);
     }
   } catch (const Interrupted& signal) {
-    // The experiment's rows that an earlier pass measured, as it left them.
+    // The block's rows that an earlier pass measured, as it left them, each
+    // experiment's table once its rows are in.
     for (std::size_t k = recorded; block < entries.size() && k < carried.size();) {
       const std::size_t end = case_end(block + k, block + carried.size()) - block;
+      if (sink.rows() && sink.results().back().experiment != entries[block + k].experiment->name)
+        sink.experiment_done(sink.results().back().experiment);
       std::vector<Result> rows;
       for (std::size_t j = k; j < end && carried[j].passes > 0; ++j) {
         rows.push_back(carried[j].row);

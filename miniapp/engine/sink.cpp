@@ -26,6 +26,8 @@ Sink::Sink(const RunOptions& options, const nlohmann::json& provenance, std::siz
       }),
       m_progress(options.progress != nullptr),
       m_estimated_ms(std::move(estimated_ms)) {
+  m_work.total = static_cast<double>(entries);
+  for (const double ms : m_estimated_ms) m_work.estimated_total_ms += ms;
   // The files first: their failure is in the summary before the console's
   // last lines say it. Made before anything is measured: a folder that
   // cannot be written (or that another run writes into) stops the run here,
@@ -43,13 +45,21 @@ Sink::Sink(const RunOptions& options, const nlohmann::json& provenance, std::siz
   m_started = std::chrono::steady_clock::now();
 }
 
-// " [1.2 s elapsed, ~3 min 05 s left]" once `done` entries are measured.
-std::string Sink::timing(std::size_t done) const {
+// " [1.2 s elapsed, ~3 min 05 s left]".
+std::string Sink::timing() const {
   const double elapsed = std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - m_started)
                              .count();
   return fmt::format(" [{} elapsed, ~{} left]", format_duration(elapsed),
-                     format_duration(time_left_ms(m_estimated_ms, done, elapsed)));
+                     format_duration(time_left_ms(m_work, elapsed)));
+}
+
+void Sink::measured(std::size_t first, std::size_t end, int passes) {
+  const double share = 1.0 / std::max(passes, 1);
+  for (std::size_t i = first; i < end; ++i) {
+    m_work.done += share;
+    if (i < m_estimated_ms.size()) m_work.estimated_done_ms += share * m_estimated_ms[i];
+  }
 }
 
 void Sink::record(Result r) {
@@ -61,7 +71,7 @@ void Sink::record(Result r) {
   const std::size_t done = m_summary.results.size();
   // Said after every entry: a job killed later keeps what it measured.
   m_printers.row(m_summary.results.back(), m_summary,
-                 {done, m_entries, m_progress ? timing(done) : std::string()});
+                 {done, m_entries, m_progress ? timing() : std::string()});
 }
 
 void Sink::limits_rechecked(nlohmann::json record, const std::string& said) {
@@ -72,11 +82,13 @@ void Sink::limits_rechecked(nlohmann::json record, const std::string& said) {
 void Sink::pass_done(const std::string& experiment, int pass, int passes) {
   m_printers.progress(fmt::format("{}: pass {} of {} done; its rows come with the last{}",
                                   experiment, pass + 1, passes,
-                                  m_progress ? timing(m_summary.results.size()) : std::string()));
+                                  m_progress ? timing() : std::string()));
 }
 
 void Sink::experiment_done(const std::string& experiment) {
+  if (experiment == m_tabled) return;  // said once
   m_printers.experiment_done(m_summary.results, experiment);
+  m_tabled = experiment;
 }
 
 void Sink::interrupted(int signal, const std::string& abandoned) {

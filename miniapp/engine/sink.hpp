@@ -3,6 +3,7 @@
 // progress lines and tables, and the result files.
 #pragma once
 
+#include "engine/dry_run.hpp"
 #include "engine/run_case.hpp"
 #include "output/printer.hpp"
 #include "results/result.hpp"
@@ -37,10 +38,13 @@ class Sink {
   // A space's limits re-measured mid-run (`record`, as results.json keeps
   // it), and what progress says of it.
   void limits_rechecked(nlohmann::json record, const std::string& said);
-  // A pass of an experiment's cases is done, not its last (AdaptiveReps::
-  // passes): progress says so, as its rows come with the last.
+  // Entries [first, end) of the run ran one of their `passes`
+  // (AdaptiveReps::passes), for the time left.
+  void measured(std::size_t first, std::size_t end, int passes);
+  // A pass of an experiment's cases is done, not its last: progress says
+  // so, as its rows come with the last.
   void pass_done(const std::string& experiment, int pass, int passes);
-  // The experiment's rows are all in: its console table.
+  // The experiment's rows are all in: its console table (once).
   void experiment_done(const std::string& experiment);
   // A signal stopped the run while `abandoned` was running.
   void interrupted(int signal, const std::string& abandoned);
@@ -49,13 +53,15 @@ class Sink {
   std::size_t rows() const { return m_summary.results.size(); }
 
  private:
-  std::string timing(std::size_t done) const;  // elapsed and time left, for progress
+  std::string timing() const;  // elapsed and time left, for progress
 
   std::size_t m_entries;
   RunSummary m_summary;
   Printers m_printers;
   bool m_progress;                     // a console says progress: time left wanted
   std::vector<double> m_estimated_ms;  // per entry, for the time left (with progress only)
+  WorkDone m_work;                     // what has run of them
+  std::string m_tabled;                // the last experiment whose table was said
   std::chrono::steady_clock::time_point m_started;
 };
 
