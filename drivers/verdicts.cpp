@@ -38,7 +38,7 @@ namespace {
 // The request, as scripts/compare.py writes it:
 //   {"alpha": 0.01, "tolerance": 0.03, "sigmas": 4, "min_noise": 0.01,
 //    "pairs": [{"base": SIDE, "new": SIDE}, ...],
-//    "noise_pairs": [[base_ms, new_ms], ...]}
+//    "noise_pairs": [[base_ms, new_ms], ...], "within_ratio": 3}
 // SIDE: {"check", "ms", "min_ms", "max_ms", "std_ms", "reps", "repetitions",
 // "runs"} (numbers or null; repetitions a list of ms, or null before schema
 // 5; runs, where the side was run several times, each run's median).
@@ -79,9 +79,12 @@ nlohmann::json judge(const nlohmann::json& request) {
   const double tolerance = number_or(request, "tolerance", store::default_tolerance);
   const double sigmas = number_or(request, "sigmas", store::default_sigmas);
   const double min_noise = number_or(request, "min_noise", store::default_min_noise);
-  if (!(alpha > 0 && alpha < 1) || !(tolerance >= 0) || !(sigmas > 0) || !(min_noise >= 0))
+  const double within_ratio = number_or(request, "within_ratio", store::default_within_ratio);
+  if (!(alpha > 0 && alpha < 1) || !(tolerance >= 0) || !(sigmas > 0) || !(min_noise >= 0) ||
+      !(within_ratio >= 1))
     throw InputError(
-        "verdicts: alpha must lie in (0, 1), tolerance and min_noise be >= 0, sigmas > 0");
+        "verdicts: alpha must lie in (0, 1), tolerance and min_noise be >= 0, sigmas > 0, "
+        "within_ratio >= 1");
 
   std::vector<store::JudgedPair> pairs;
   for (const auto& pair : request["pairs"]) {
@@ -109,7 +112,17 @@ nlohmann::json judge(const nlohmann::json& request) {
       if (p.base.check == "PASS" && p.now.check == "PASS" && p.base.ms && p.now.ms)
         noise_pairs.emplace_back(*p.base.ms, *p.now.ms);
   }
-  const store::Noise noise(noise_pairs, min_noise);
+  store::Noise noise(noise_pairs, min_noise);
+  // The noise between each side's own repeats (a run's passes, or a side's
+  // runs): what two runs of one build differ by, whatever changed between
+  // the sides.
+  std::vector<std::pair<double, double>> within_pairs;
+  for (const auto& p : pairs)
+    for (const auto* runs : {&p.base_runs, &p.now_runs})
+      for (std::size_t i = 1; i < runs->size(); ++i)
+        within_pairs.emplace_back((*runs)[i - 1], (*runs)[i]);
+  const store::Noise within(within_pairs, min_noise);
+  if (within.count() >= store::min_group) noise.cap(within, within_ratio);
   nlohmann::json out = nlohmann::json::array();
   int by_test = 0;
   for (const auto& j : store::judge_pairs(pairs, noise, alpha, tolerance, sigmas)) {
@@ -124,6 +137,22 @@ nlohmann::json judge(const nlohmann::json& request) {
   }
   nlohmann::json decades = nlohmann::json::object();
   for (const auto& [d, s] : noise.by_decade()) decades[std::to_string(d)] = s;
+  // How the new side moved as a whole: the median change of the pairs that
+  // passed on both; and how many pairs the cap above judged.
+  std::vector<double> logs;
+  int capped = 0;
+  for (const auto& p : pairs)
+    if (p.base.check == "PASS" && p.now.check == "PASS" && p.base.ms && p.now.ms &&
+        *p.base.ms > 0 && *p.now.ms > 0) {
+      logs.push_back(std::log(*p.now.ms / *p.base.ms));
+      capped += noise.capped(*p.base.ms);
+    }
+  nlohmann::json within_json = nullptr;
+  if (within.count() >= store::min_group)
+    within_json = {{"pooled", within.pooled()},
+                   {"pairs", within.count()},
+                   {"ratio", within_ratio},
+                   {"capped", capped}};
   return {{"verdicts", std::move(out)},
           {"tested", by_test},
           {"alpha", alpha},
@@ -132,7 +161,11 @@ nlohmann::json judge(const nlohmann::json& request) {
            {{"pooled", noise.pooled()},
             {"pairs", noise.count()},
             {"floor", noise.floor()},
-            {"by_decade", decades}}}};
+            {"by_decade", decades},
+            {"within", within_json}}},
+          {"shift",
+           logs.empty() ? nlohmann::json() : nlohmann::json(std::expm1(store::median_of(logs)))},
+          {"shift_pairs", logs.size()}};
 }
 
 }  // namespace

@@ -70,6 +70,29 @@ TEST(Verdict, TheChangeMustAlsoExceedTheRunToRunNoise) {
   EXPECT_EQ(verdicts_by_test({doubled})[0].verdict, "same");
 }
 
+// Two files whose entries moved unevenly (all slower, by 20% to 200%)
+// spread far more than each side's own repeats: the noise between them is
+// held to `ratio` times the repeats' (values made up, not measured).
+TEST(Verdict, TheRunToRunNoiseIsHeldToTheSidesOwnRepeats) {
+  std::vector<std::pair<double, double>> files, repeats;
+  for (int i = 0; i < 16; ++i) files.emplace_back(1.0, 1.2 + 0.12 * i);
+  for (int i = 0; i < 24; ++i) repeats.emplace_back(1.0, std::exp(i % 2 ? 0.02 : -0.02));
+  const Noise within(repeats);
+  EXPECT_NEAR(within.sigma(1.0), 1.4826 * 0.02, 1e-12);
+  Noise noise(files);
+  const double wide = noise.sigma(1.0);
+  EXPECT_GT(wide, 3 * within.sigma(1.0));
+  EXPECT_FALSE(noise.capped(1.0));
+  noise.cap(within, 3.0);
+  EXPECT_NEAR(noise.sigma(1.0), 3 * within.sigma(1.0), 1e-12);
+  EXPECT_TRUE(noise.capped(1.0));
+  // Files that differ by no more than that keep their own noise.
+  Noise alike(repeats);
+  alike.cap(within, 3.0);
+  EXPECT_DOUBLE_EQ(alike.sigma(1.0), within.sigma(1.0));
+  EXPECT_FALSE(alike.capped(1.0));
+}
+
 // Each side's runs spread about their own mean, pooled, as a deviation of
 // the difference of the two sides' means (values made up, not measured).
 TEST(Verdict, TheRunsOfEachSideMeasureTheEntrysOwnNoise) {

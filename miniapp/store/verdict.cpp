@@ -66,17 +66,31 @@ Noise::Noise(const std::vector<std::pair<double, double>>& pairs, double floor) 
     if (static_cast<int>(xs.size()) >= min_group) m_by_decade[d] = robust_sigma(xs);
 }
 
-double Noise::sigma(double base_ms) const {
+double Noise::raw(double base_ms) const {
   const auto d = decade(base_ms);
-  if (!d || m_by_decade.empty()) return std::max(m_floor, m_pooled);
-  if (const auto it = m_by_decade.find(*d); it != m_by_decade.end())
-    return std::max(m_floor, it->second);
+  if (!d || m_by_decade.empty()) return m_pooled;
+  if (const auto it = m_by_decade.find(*d); it != m_by_decade.end()) return it->second;
   int near = std::numeric_limits<int>::max();
   for (const auto& [k, s] : m_by_decade) near = std::min(near, std::abs(k - *d));
   double s = 0;
   for (const auto& [k, v] : m_by_decade)
     if (std::abs(k - *d) == near) s = std::max(s, v);
+  return s;
+}
+
+double Noise::sigma(double base_ms) const {
+  double s = raw(base_ms);
+  if (m_within) s = std::min(s, m_ratio * m_within->raw(base_ms));
   return std::max(m_floor, s);
+}
+
+void Noise::cap(const Noise& within, double ratio) {
+  m_within = std::make_shared<const Noise>(within);
+  m_ratio = ratio;
+}
+
+bool Noise::capped(double base_ms) const {
+  return m_within && sigma(base_ms) < std::max(m_floor, raw(base_ms));
 }
 
 std::pair<std::string, std::optional<double>> classify(const Measure& base, const Measure& now,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,9 @@ namespace portalab::store {
 constexpr double default_sigmas = 4.0;
 constexpr double default_min_noise = 0.01;
 constexpr int min_group = 12;  // entries a decade needs for a noise of its own
+// The most the noise between two runs may be, in times the noise between
+// each run's own passes (Noise::cap).
+constexpr double default_within_ratio = 3.0;
 
 // One side of a comparison: a row's check and one phase's statistics.
 struct Measure {
@@ -31,15 +35,26 @@ class Noise {
  public:
   Noise(const std::vector<std::pair<double, double>>& pairs, double floor = default_min_noise);
   double sigma(double base_ms) const;
+  // Held to at most `ratio` times `within`'s sigma at each time: the noise
+  // between two runs measured on the runs' own repeats (each side's passes
+  // or runs), which a real change to many rows cannot widen. Two runs that
+  // differ by more than that have changed, not drifted (judge_pairs).
+  void cap(const Noise& within, double ratio);
+  // Whether the cap lowers the sigma at this time.
+  bool capped(double base_ms) const;
   double pooled() const { return m_pooled; }
   int count() const { return m_count; }
   const std::map<int, double>& by_decade() const { return m_by_decade; }
   double floor() const { return m_floor; }
 
  private:
+  double raw(double base_ms) const;  // without the floor or the cap
+
   double m_floor, m_pooled = 0;
   int m_count = 0;
   std::map<int, double> m_by_decade;
+  std::shared_ptr<const Noise> m_within;
+  double m_ratio = 0;
 };
 
 double robust_sigma(std::vector<double> xs);

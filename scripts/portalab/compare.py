@@ -22,6 +22,11 @@ verdict.hpp: the same rule as `portalab db history`):
   measured in passes (the deck's `passes`, 2 by default) is held to its
   passes' medians alike: how far a case moves with fresh arrays at another
   time, within one process.
+- The run-to-run noise measured on BASE and NEW is at most 3 times the
+  spread of each side's own repeats (a run's passes, a folder's runs) at
+  that time: where many entries moved, unevenly, the two files spread far
+  more than two runs of one build do, and that spread is the change, not
+  noise. The change of NEW as a whole (the median over entries) is said.
 - Older files, and the copy phases: the repetitions' ranges must not overlap
   and the change of the median, as a log ratio, must exceed --sigmas
   (default 4) times the run-to-run noise of entries of its size (the robust
@@ -311,6 +316,15 @@ def main(argv=None):
               f"{', from --noise-from' if args.noise_from else ''}): "
               f"{describe_noise(answer['noise'])}; a change must exceed {args.sigmas:g} of it "
               f"and the repetitions' spread", file=sys.stderr)
+    if answer.get("shift") is not None:
+        print(f"compare: NEW against BASE as a whole: {answer['shift']:+.1%} (the median change "
+              f"of the {answer['shift_pairs']} entries that passed in both)", file=sys.stderr)
+    within = answer["noise"].get("within")
+    if within and within["capped"]:
+        print(f"compare: the two sides differ by more than repeats of one build do: for "
+              f"{within['capped']} entries the run-to-run noise is held to {within['ratio']:g} "
+              f"times the spread of each side's own passes or runs ({within['pooled']:.1%})",
+              file=sys.stderr)
     print(f"compare: {summary}; "
           f"{'REGRESSION' if regression else 'no regression'} "
           f"(threshold {args.threshold:g}% on {args.phase})", file=sys.stderr)

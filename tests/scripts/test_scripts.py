@@ -382,6 +382,14 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(self.verdict(self.row(1.0, 0.9, 1.1), self.row(0.8, 0.7, 0.85))["verdict"],
                          "faster")
 
+    def test_the_answer_says_how_new_moved_as_a_whole(self):
+        from portalab import compare
+        pairs = [(self.row(1.0, 0.9, 1.1), self.row(m, m, m)) for m in (1.1, 1.5, 3.0)]
+        answer = compare.judge(pairs, "total", {}, [])
+        self.assertAlmostEqual(answer["shift"], 0.5)
+        self.assertEqual(answer["shift_pairs"], 3)
+        self.assertIsNone(answer["noise"]["within"])  # no side repeated
+
     def test_repetitions_are_judged_by_the_u_test(self):
         # Six a side, apart, 10% slower: p = 2/924 (exact), below alpha 0.01;
         # the same within a tolerance of 15% is no change.
