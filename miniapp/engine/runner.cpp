@@ -71,10 +71,9 @@ RunSummary run_deck(const std::vector<Entry>& entries, const RunOptions& options
   // experiments with one count of them: a block's cases once each, then all
   // again on fresh arrays, its rows recorded as the last pass makes them
   // final. A block spans experiments so that a case's passes lie apart in
-  // time: a slow stretch of the machine of a second or more then reaches one
-  // of them, and the pass medians show it (docs/performance.md, Passes).
-  // What an interrupted pass leaves is recorded as the passes before it
-  // made it.
+  // time: a slow stretch of the machine then reaches one of them, and the
+  // pass medians show it (docs/performance.md, Passes a deck apart). What an
+  // interrupted pass leaves is recorded as the passes before it made it.
   std::vector<Carried> carried;
   std::size_t recorded = 0;  // of the block's entries
   const auto close = [&](std::span<Result> rows, const Entry& e, bool recheck_limits) {
