@@ -169,6 +169,21 @@ TEST(TimeLeft, EntriesNotRunOrNotEstimatedCountNothing) {
   EXPECT_DOUBLE_EQ(time_left_ms(unknown, 1, 30.0), 90.0);
 }
 
+// In passes, no entry is done until its last pass: a first pass of every
+// entry counts for half of each (inputs, not measured).
+TEST(TimeLeft, APassCountsForItsShareOfEachEntry) {
+  // Two entries of 100 ms estimated, each half done, in 60 ms: the other
+  // 100 ms estimated take 100·(60 + 20)/(100 + 20).
+  EXPECT_DOUBLE_EQ(
+      time_left_ms(
+          WorkDone{.done = 1, .total = 2, .estimated_done_ms = 100, .estimated_total_ms = 200},
+          60.0),
+      100.0 * (60.0 + 20.0) / (100.0 + 20.0));
+  // Nothing estimated: by the entries' shares, 1 of 2 in 30 ms.
+  EXPECT_DOUBLE_EQ(time_left_ms(WorkDone{.done = 1, .total = 2}, 30.0), 30.0);
+  EXPECT_DOUBLE_EQ(time_left_ms(WorkDone{.done = 0, .total = 2}, 30.0), 0.0);
+}
+
 TEST(TimeLeft, DurationsReadAsAPersonWouldSayThem) {
   EXPECT_EQ(format_duration(850), "850 ms");
   EXPECT_EQ(format_duration(12345), "12.3 s");
@@ -267,7 +282,6 @@ sizes = [100]
 // In passes, adjacent experiments with one count of them run their passes
 // together (runner.cpp): every first pass, then every last one with the
 // rows; an experiment of another count (fixed reps) is a block of its own.
-// The time left counts each pass as its share of an entry.
 TEST(Progress, AdjacentExperimentsRunTheirPassesTogether) {
   const Deck deck = parse_deck(R"(
 warmups = 0
