@@ -173,13 +173,13 @@ TEST(TimeLeft, EntriesNotRunOrNotEstimatedCountNothing) {
 // entry counts for half of each (inputs, not measured).
 TEST(TimeLeft, APassCountsForItsShareOfEachEntry) {
   // Two entries of 100 ms estimated, each half done, in 60 ms: the other
-  // 100 ms estimated take 100·(60 + 20)/(100 + 20).
+  // 100 ms estimated take 100·(60 + 20)/(100 + 20) (inputs, not measured).
   EXPECT_DOUBLE_EQ(
       time_left_ms(
           WorkDone{.done = 1, .total = 2, .estimated_done_ms = 100, .estimated_total_ms = 200},
           60.0),
       100.0 * (60.0 + 20.0) / (100.0 + 20.0));
-  // Nothing estimated: by the entries' shares, 1 of 2 in 30 ms.
+  // Nothing estimated: by the entries' shares, 1 of 2 in 30 ms (not measured).
   EXPECT_DOUBLE_EQ(time_left_ms(WorkDone{.done = 1, .total = 2}, 30.0), 30.0);
   EXPECT_DOUBLE_EQ(time_left_ms(WorkDone{.done = 0, .total = 2}, 30.0), 0.0);
 }
