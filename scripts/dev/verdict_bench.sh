@@ -10,7 +10,8 @@
 #   (b0) its two quiet runs against each other: false verdicts.
 # One run a side is compare.py on two results.json; two a side, on two
 # folders of two runs each, where each entry's change must also exceed its
-# runs' spread. Prints one line per comparison and the time each run took.
+# runs' spread. Prints one line per comparison (with how NEW moved as a
+# whole and the median change a row had to pass) and the time each run took.
 #   scripts/dev/verdict_bench.sh [BUILD_DIR] [OUT]   # build/host, results/verdict-bench
 set -uo pipefail
 case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
@@ -19,15 +20,24 @@ case ${1:-} in -h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' 
 bench_setup verdict-bench "${1:-build/host}" "${2:-results/verdict-bench}"
 
 judge() {  # label, base, new, the verdicts that count as found
-  "$python" "$here/scripts/compare.py" "$2" "$3" --phase kernel >"$out/compare.txt" 2>/dev/null
-  "$python" - "$out/compare.txt" "$1" "$4" <<'PY'
-import sys
+  "$python" "$here/scripts/compare.py" "$2" "$3" --phase kernel >"$out/compare.txt" \
+    2>"$out/compare.err"
+  "$python" - "$out/compare.txt" "$1" "$4" "$out/compare.err" <<'PY'
+import re, statistics, sys
 lines = open(sys.argv[1]).read().splitlines()[1:]
-verdicts = [l.split()[-1] if not l.endswith("REGRESSION") else l.split()[-2] for l in lines]
+words = [l.split() for l in lines]
+verdicts = [w[-2] if w[-1] == "REGRESSION" else w[-1] for w in words]
 judged = [v for v in verdicts if v in ("same", "faster", "slower")]
 found = sum(v in sys.argv[3].split(",") for v in judged)
+# What a change had to pass, and how NEW moved as a whole (compare.py's
+# own figures): a miss where the quiet runs moved as much is the machine's.
+needed = [float(w[-3 if w[-1] == "REGRESSION" else -2].rstrip("%")) for w in words
+          if re.fullmatch(r"[\d.]+%", w[-3 if w[-1] == "REGRESSION" else -2])]
+whole = re.search(r"as a whole: (\S+)", open(sys.argv[4]).read())
 print(f"{sys.argv[2]}: {found} of {len(judged)} rows "
-      f"{sys.argv[3].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%)")
+      f"{sys.argv[3].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%); "
+      f"NEW as a whole {whole.group(1) if whole else '?'}, median needed "
+      f"{f'+{statistics.median(needed):.0f}%' if needed else '?'}")
 PY
 }
 
