@@ -144,7 +144,7 @@ file(GLOB scripts ${prefix}/share/portalab/scripts/*.py ${prefix}/share/portalab
      ${prefix}/share/portalab/scripts/dev/*.sh ${prefix}/share/portalab/scripts/slurm/submit.sh)
 list(REMOVE_ITEM scripts ${prefix}/share/portalab/scripts/dev/nsys_env.sh
      ${prefix}/share/portalab/scripts/dev/bench_runs.sh)
-foreach(sourced nsys_env.sh bench_runs.sh verdict_hog.toml)
+foreach(sourced nsys_env.sh bench_runs.sh verdict_hog.toml verdict_compute.toml)
   if(NOT EXISTS ${prefix}/share/portalab/scripts/dev/${sourced})
     fail("scripts/dev/${sourced}, which the installed checks read, is not installed")
   endif()

@@ -7,7 +7,9 @@
 #   (b) a deck of OpenMP rows of several milliseconds, 2 threads bound to
 #       CPUs 0-1, run quiet and with a CPU hog on CPU 1, taking turns
 #       (quiet, loaded, quiet, loaded): the share said SLOWER;
-#   (b0) its two quiet runs against each other: false verdicts.
+#   (b0) its two quiet runs against each other: false verdicts;
+#   (c), (c0) the same with rows whose time is set by their arithmetic
+#       (verdict_compute.toml), not by the memory.
 # One run a side is compare.py on two results.json; two a side, on two
 # folders of two runs each, where each entry's change must also exceed its
 # runs' spread. Prints one line per comparison (with how NEW moved as a
@@ -62,15 +64,28 @@ hog_deck=$here/scripts/dev/verdict_hog.toml
 export OMP_NUM_THREADS=2 OMP_PROC_BIND=close OMP_PLACES=cores
 launch="taskset -c 0,1"
 $launch true 2>/dev/null || launch=""
-for i in 1 2; do
-  run "quiet/$i" "$hog_deck" --set calibrate=none
-  "$python" -c 'while True: pass' &
-  hog=$!
-  [ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
-  run "loaded/$i" "$hog_deck" --set calibrate=none
-  kill "$hog"
-  wait "$hog" 2>/dev/null
-done
+quiet_and_loaded() {  # deck, prefix of the folders: two quiet runs and two loaded, by turns
+  local i hog
+  for i in 1 2; do
+    run "${2}quiet/$i" "$1" --set calibrate=none
+    "$python" -c 'while True: pass' &
+    hog=$!
+    [ -n "$launch" ] && taskset -pc 1 "$hog" >/dev/null
+    run "${2}loaded/$i" "$1" --set calibrate=none
+    kill "$hog"
+    wait "$hog" 2>/dev/null
+  done
+}
+quiet_and_loaded "$hog_deck" ""
 judge "(b0) the two quiet runs" "$out/quiet/1" "$out/quiet/2" "faster,slower"
 judge "(b) a hog on one of the two CPUs, one run a side" "$out/quiet/1" "$out/loaded/1" "slower"
 judge "(b) the same, two runs a side" "$out/quiet" "$out/loaded" "slower"
+
+# (c) as (b), rows whose time is set by their arithmetic: on the CI VM the
+# memory's speed moves from second to second and the cores' does not.
+quiet_and_loaded "$here/scripts/dev/verdict_compute.toml" compute/
+judge "(c0) compute rows, the two quiet runs" "$out/compute/quiet/1" "$out/compute/quiet/2" \
+  "faster,slower"
+judge "(c) compute rows with the hog, one run a side" "$out/compute/quiet/1" \
+  "$out/compute/loaded/1" "slower"
+judge "(c) the same, two runs a side" "$out/compute/quiet" "$out/compute/loaded" "slower"
