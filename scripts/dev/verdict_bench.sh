@@ -27,14 +27,14 @@ judge() {  # label, base, new, the verdicts that count as found
   "$python" - "$out/compare.txt" "$1" "$4" "$out/compare.err" <<'PY'
 import re, statistics, sys
 lines = open(sys.argv[1]).read().splitlines()[1:]
-words = [l.split() for l in lines]
-verdicts = [w[-2] if w[-1] == "REGRESSION" else w[-1] for w in words]
-judged = [v for v in verdicts if v in ("same", "faster", "slower")]
+# Each line's words and where its verdict is (a REGRESSION mark follows it).
+rows = [(w, -2 if w[-1] == "REGRESSION" else -1) for w in (l.split() for l in lines)]
+judged = [w[v] for w, v in rows if w[v] in ("same", "faster", "slower")]
 found = sum(v in sys.argv[3].split(",") for v in judged)
-# What a change had to pass, and how NEW moved as a whole (compare.py's
-# own figures): a miss where the quiet runs moved as much is the machine's.
-needed = [float(w[-3 if w[-1] == "REGRESSION" else -2].rstrip("%")) for w in words
-          if re.fullmatch(r"[\d.]+%", w[-3 if w[-1] == "REGRESSION" else -2])]
+# What a change had to pass (the column before the verdict), and how NEW
+# moved as a whole (compare.py's own figures): a miss where the quiet runs
+# moved as much is the machine's.
+needed = [float(w[v - 1].rstrip("%")) for w, v in rows if re.fullmatch(r"[\d.]+%", w[v - 1])]
 whole = re.search(r"as a whole: (\S+)", open(sys.argv[4]).read())
 print(f"{sys.argv[2]}: {found} of {len(judged)} rows "
       f"{sys.argv[3].replace(',', ' or ')} ({100 * found / max(len(judged), 1):.1f}%); "
